@@ -1,0 +1,23 @@
+"""mhacourse: the code behind the multi-head attention course.
+
+Modules, in course order:
+
+- :mod:`mhacourse.attention` — one head: scaled dot-product attention
+- :mod:`mhacourse.masks` — causal and padding masks (``True`` = blocked)
+- :mod:`mhacourse.heads` — split ``d_model`` into ``h`` heads and merge them back
+- :mod:`mhacourse.multihead` — multi-head attention (loop and batched), ``W_O``
+- :mod:`mhacourse.block` — the transformer block (post-LN and pre-LN)
+- :mod:`mhacourse.reference_np` — the same mathematics in NumPy
+"""
+from .attention import attention_scores, scaled_dot_product_attention, softmax
+from .block import TransformerBlock, feed_forward, layer_norm
+from .config import MHAConfig
+from .heads import merge_heads, split_heads
+from .masks import causal_mask, padding_mask
+from .multihead import (
+    MHAWeights, MultiHeadAttention, from_torch, head_contributions, head_slice,
+    multi_head_attention, multi_head_attention_fast, multi_head_attention_loop,
+    output_projection, random_weights, to_torch,
+)
+
+__version__ = "0.1.0"

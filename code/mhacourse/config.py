@@ -1,0 +1,34 @@
+"""Model sizes in one place, with where each default comes from."""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from ._validate import check_heads, check_positive_int
+
+
+@dataclass(frozen=True)
+class MHAConfig:
+    """Sizes of one multi-head attention layer.
+
+    ==========  ============================  =====================
+    course      meaning                       ``nn.MultiheadAttention``
+    ==========  ============================  =====================
+    ``d_model`` width of every token vector   ``embed_dim``
+    ``h``       number of heads               ``num_heads``
+    ``d_k``     width of one head, d_model/h  ``head_dim``
+    ==========  ============================  =====================
+    """
+
+    d_model: int = 512  # Vaswani et al. (2017), base model
+    h: int = 8  # Vaswani et al. (2017), base model
+    bias: bool = True  # nn.MultiheadAttention's default
+    d_ff: int = 2048  # feed-forward width, 4 * d_model in the paper
+
+    def __post_init__(self) -> None:
+        check_heads(self.d_model, self.h)
+        check_positive_int("d_ff", self.d_ff)
+
+    @property
+    def d_k(self) -> int:
+        """Per-head width, ``d_model // h`` (PyTorch: ``head_dim``)."""
+        return self.d_model // self.h

@@ -1,0 +1,34 @@
+"""Splitting ``d_model`` into ``h`` heads, and putting them back together.
+
+The split is of the **projection's output** ``X W_Q`` (B, L, d_model), not of
+the input embedding ``X``: every head's projection reads all d_model input
+dimensions. Head ``i`` owns output columns ``i*d_k : (i+1)*d_k``.
+"""
+from __future__ import annotations
+
+import torch
+
+from ._validate import check_heads, check_ndim
+
+
+def split_heads(x: torch.Tensor, h: int) -> torch.Tensor:
+    """(B, L, d_model) -> (B, h, L, d_k), with ``d_k = d_model // h``.
+
+    ``out[b, i, t, :] == x[b, t, i*d_k:(i+1)*d_k]``.
+    """
+    check_ndim("x", x.shape, 3, "(B, L, d_model)")
+    B, L, d_model = x.shape
+    d_k = check_heads(d_model, h)
+    x = x.reshape(B, L, h, d_k)  # (B, L, h, d_k): cut each row into h pieces
+    return x.transpose(1, 2)  # (B, h, L, d_k): heads become a batch axis
+
+
+def merge_heads(x: torch.Tensor) -> torch.Tensor:
+    """(B, h, L, d_k) -> (B, L, h*d_k): concatenate the heads side by side.
+
+    Inverse of :func:`split_heads`: ``Concat(head_1, ..., head_h)``.
+    """
+    check_ndim("x", x.shape, 4, "(B, h, L, d_k)")
+    B, h, L, d_k = x.shape
+    x = x.transpose(1, 2)  # (B, L, h, d_k)
+    return x.reshape(B, L, h * d_k)  # (B, L, d_model)

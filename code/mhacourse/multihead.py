@@ -1,0 +1,368 @@
+"""Multi-head attention, in the two forms the course compares.
+
+    head_i    = Attention(X W_Q^i, X W_K^i, X W_V^i)            i = 1..h
+    MultiHead = Concat(head_1, ..., head_h) W_O                  (Vaswani et al. 2017)
+
+Row-vector convention, as in the paper: ``X`` is (B, L, d_model) and
+``X @ W_Q`` projects it. ``W_Q^i`` is the i-th block of d_k **columns** of
+``W_Q`` (d_model, d_model): every head reads all d_model input dimensions.
+
+Names and their ``torch.nn.MultiheadAttention`` counterparts (that module
+stores weights transposed, as ``y = x @ weight.T + bias``):
+
+=================  =====================================================
+course             ``nn.MultiheadAttention``
+=================  =====================================================
+``d_model``        ``embed_dim``
+``h``              ``num_heads``
+``d_k``            ``head_dim`` (``embed_dim // num_heads``)
+``W_Q, W_K, W_V``  ``in_proj_weight[0:d].T``, ``[d:2d].T``, ``[2d:3d].T``
+``b_Q, b_K, b_V``  ``in_proj_bias[0:d]``, ``[d:2d]``, ``[2d:3d]``
+``W_O, b_O``       ``out_proj.weight.T``, ``out_proj.bias``
+``mask``           ``attn_mask`` (L, S) and ``key_padding_mask`` (B, S),
+                   bool, ``True`` = blocked
+=================  =====================================================
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, fields
+
+import torch
+import torch.nn.functional as F
+from torch import nn
+
+from ._validate import check_heads, check_ndim, check_positive_int
+from .attention import scaled_dot_product_attention
+from .heads import merge_heads, split_heads
+from .masks import as_additive, check_no_blocked_rows, to_sdpa_mask
+
+
+@dataclass
+class MHAWeights:
+    """The four projections of one multi-head attention layer.
+
+    ``W_*`` are (d_model, d_model) and act as ``x @ W``; ``b_*`` are (d_model,)
+    or ``None``.
+    """
+
+    W_Q: torch.Tensor
+    W_K: torch.Tensor
+    W_V: torch.Tensor
+    W_O: torch.Tensor
+    b_Q: torch.Tensor | None = None
+    b_K: torch.Tensor | None = None
+    b_V: torch.Tensor | None = None
+    b_O: torch.Tensor | None = None
+
+    def __post_init__(self) -> None:
+        d = self.W_Q.shape[0]
+        for f in fields(self):
+            t = getattr(self, f.name)
+            want = (d, d) if f.name.startswith("W") else (d,)
+            if t is not None and tuple(t.shape) != want:
+                raise ValueError(
+                    f"{f.name} must have shape {want} (d_model = {d}); "
+                    f"got {tuple(t.shape)}."
+                )
+
+    @property
+    def d_model(self) -> int:
+        return self.W_Q.shape[0]
+
+    def to(self, dtype: torch.dtype) -> "MHAWeights":
+        """The same weights in another dtype (e.g. ``torch.float64``)."""
+        return MHAWeights(**{
+            f.name: None if getattr(self, f.name) is None
+            else getattr(self, f.name).to(dtype)
+            for f in fields(self)
+        })
+
+
+def random_weights(
+    d_model: int, h: int = 1, bias: bool = True, seed: int | None = 0,
+    dtype: torch.dtype = torch.float32,
+) -> MHAWeights:
+    """Random weights, entries ~ N(0, 1/d_model), so projections keep unit scale.
+
+    ``h`` is only checked (``d_model % h == 0``): the weights of h heads and of
+    one head are the same four matrices. ``seed=None`` draws from torch's
+    global random state.
+    """
+    check_heads(d_model, h)
+    g = None if seed is None else torch.Generator().manual_seed(seed)
+
+    def mat():
+        return torch.randn(d_model, d_model, generator=g, dtype=dtype) / d_model**0.5
+
+    def vec():
+        return 0.1 * torch.randn(d_model, generator=g, dtype=dtype) if bias else None
+
+    return MHAWeights(mat(), mat(), mat(), mat(), vec(), vec(), vec(), vec())
+
+
+def project(x: torch.Tensor, W: torch.Tensor, b: torch.Tensor | None = None):
+    """``x W + b``. Shapes: (..., d_in) @ (d_in, d_out) -> (..., d_out)."""
+    y = x @ W
+    return y if b is None else y + b
+
+
+def head_slice(W: torch.Tensor, b: torch.Tensor | None, i: int, h: int):
+    """Head ``i``'s projection: columns ``i*d_k:(i+1)*d_k`` of ``W`` (and ``b``).
+
+    Shapes: ``W`` (d_model, d_model) -> ``W^i`` (d_model, d_k). ``W^i`` has all
+    d_model **rows**: head i reads every input dimension.
+    """
+    d_k = check_heads(W.shape[1], h)
+    cols = slice(i * d_k, (i + 1) * d_k)
+    return W[:, cols], (None if b is None else b[cols])
+
+
+def output_projection(concat: torch.Tensor, W_O: torch.Tensor, b_O=None):
+    """``Concat(head_1..head_h) W_O + b_O``: (B, L, d_model) -> (B, L, d_model)."""
+    return project(concat, W_O, b_O)
+
+
+def head_contributions(concat: torch.Tensor, W_O: torch.Tensor, h: int):
+    """What each head adds to the output: ``head_i W_O^i``.
+
+    ``W_O^i`` are rows ``i*d_k:(i+1)*d_k`` of ``W_O``, so
+    ``concat @ W_O == sum_i head_i @ W_O^i`` (block matrix product).
+    Shapes: ``concat`` (B, L, d_model) -> (B, h, L, d_model); summing axis 1
+    gives ``concat @ W_O`` (without ``b_O``).
+    """
+    heads = split_heads(concat, h)  # (B, h, L, d_k)
+    d_k = heads.shape[-1]
+    W_O_i = W_O.reshape(h, d_k, W_O.shape[1])  # (h, d_k, d_model): row blocks
+    return heads @ W_O_i[None]  # (B, h, L, d_model)
+
+
+def combine_masks(
+    attn_mask, key_padding_mask, B: int, h: int, L: int, S: int,
+) -> torch.Tensor | None:
+    """Merge ``attn_mask`` and ``key_padding_mask`` into one (B, h or 1, L, S)
+    mask (bool ``True`` = blocked, or float additive), as
+    ``nn.MultiheadAttention`` does.
+
+    ``attn_mask``: (L, S) or (B*h, L, S). ``key_padding_mask``: (B, S).
+    """
+    mask = None
+    if attn_mask is not None:
+        if tuple(attn_mask.shape) == (L, S):
+            mask = attn_mask[None, None]  # (1, 1, L, S)
+        elif tuple(attn_mask.shape) == (B * h, L, S):
+            mask = attn_mask.reshape(B, h, L, S)  # (B, h, L, S)
+        else:
+            raise ValueError(
+                f"attn_mask must have shape (L, S) = ({L}, {S}) or "
+                f"(B*h, L, S) = ({B * h}, {L}, {S}); got {tuple(attn_mask.shape)}."
+            )
+    if key_padding_mask is not None:
+        if tuple(key_padding_mask.shape) != (B, S):
+            raise ValueError(
+                f"key_padding_mask must have shape (B, S) = ({B}, {S}), "
+                f"True = padded; got {tuple(key_padding_mask.shape)}."
+            )
+        pad = key_padding_mask[:, None, None, :]  # (B, 1, 1, S)
+        if mask is None:
+            mask = pad
+        elif mask.dtype == torch.bool and pad.dtype == torch.bool:
+            mask = mask | pad
+        else:
+            dtype = mask.dtype if mask.dtype != torch.bool else pad.dtype
+            mask = as_additive(mask, dtype) + as_additive(pad, dtype)
+    if mask is not None:
+        check_no_blocked_rows(mask.expand(-1, -1, L, S))
+    return mask
+
+
+def _check_inputs(query, key, value, w: MHAWeights, h: int):
+    for name, t in (("query", query), ("key", key), ("value", value)):
+        if not isinstance(t, torch.Tensor):
+            raise ValueError(f"{name} must be a torch.Tensor; got {type(t).__name__}.")
+        check_ndim(name, t.shape, 3, "(B, tokens, d_model)")
+        if t.shape[-1] != w.d_model:
+            raise ValueError(
+                f"{name} must end in d_model = {w.d_model} (the weights' size); "
+                f"got shape {tuple(t.shape)}."
+            )
+        if t.shape[1] == 0:
+            raise ValueError(f"{name} has no tokens (shape {tuple(t.shape)}): "
+                             "attention needs at least one.")
+    if key.shape[:2] != value.shape[:2] or key.shape[0] != query.shape[0]:
+        raise ValueError(
+            f"query (B, L, d), key and value (B, S, d) must share B, and key and "
+            f"value must share S; got {tuple(query.shape)}, {tuple(key.shape)}, "
+            f"{tuple(value.shape)}."
+        )
+    return check_heads(w.d_model, h)
+
+
+def _unbatched(fn):
+    """Let ``fn`` also take (L, d_model) inputs, like ``nn.MultiheadAttention``."""
+    def wrapper(query, key, value, *args, **kwargs):
+        if isinstance(query, torch.Tensor) and query.ndim == 2:
+            key_padding_mask = kwargs.get("key_padding_mask")
+            if key_padding_mask is not None:
+                kwargs["key_padding_mask"] = key_padding_mask[None]
+            out, weights = fn(query[None], key[None], value[None], *args, **kwargs)
+            return out[0], (None if weights is None else weights[0])
+        return fn(query, key, value, *args, **kwargs)
+    wrapper.__doc__, wrapper.__name__ = fn.__doc__, fn.__name__
+    wrapper.__wrapped__ = fn
+    return wrapper
+
+
+@_unbatched
+def multi_head_attention_loop(
+    query, key, value, w: MHAWeights, h: int,
+    attn_mask=None, key_padding_mask=None,
+):
+    """The explicit form: h separate heads, each with its own W_Q^i, W_K^i, W_V^i.
+
+    Shapes: ``query`` (B, L, d_model), ``key``/``value`` (B, S, d_model).
+    Returns ``(output (B, L, d_model), weights (B, h, L, S))``.
+    """
+    _check_inputs(query, key, value, w, h)
+    B, L, _ = query.shape
+    S = key.shape[1]
+    mask = combine_masks(attn_mask, key_padding_mask, B, h, L, S)
+    heads, weights = [], []
+    for i in range(h):
+        W_Q_i, b_Q_i = head_slice(w.W_Q, w.b_Q, i, h)  # (d_model, d_k)
+        W_K_i, b_K_i = head_slice(w.W_K, w.b_K, i, h)
+        W_V_i, b_V_i = head_slice(w.W_V, w.b_V, i, h)
+        Q_i = project(query, W_Q_i, b_Q_i)  # (B, L, d_k)
+        K_i = project(key, W_K_i, b_K_i)  # (B, S, d_k)
+        V_i = project(value, W_V_i, b_V_i)  # (B, S, d_k)
+        mask_i = None if mask is None else mask[:, min(i, mask.shape[1] - 1)]
+        head_i, A_i = scaled_dot_product_attention(Q_i, K_i, V_i, mask_i)
+        heads.append(head_i)  # (B, L, d_k)
+        weights.append(A_i)  # (B, L, S)
+    concat = torch.cat(heads, dim=-1)  # (B, L, h*d_k) = (B, L, d_model)
+    out = output_projection(concat, w.W_O, w.b_O)  # (B, L, d_model)
+    return out, torch.stack(weights, dim=1)  # (B, h, L, S)
+
+
+@_unbatched
+def multi_head_attention(
+    query, key, value, w: MHAWeights, h: int,
+    attn_mask=None, key_padding_mask=None, return_concat: bool = False,
+):
+    """The batched form: one projection for all heads, reshape, transpose.
+
+    Same numbers as :func:`multi_head_attention_loop`.
+    Shapes: ``query`` (B, L, d_model), ``key``/``value`` (B, S, d_model).
+    Returns ``(output (B, L, d_model), weights (B, h, L, S))``; with
+    ``return_concat=True`` returns ``(output, weights, concat (B, L, d_model))``.
+    """
+    _check_inputs(query, key, value, w, h)
+    B, L, _ = query.shape
+    S = key.shape[1]
+    mask = combine_masks(attn_mask, key_padding_mask, B, h, L, S)
+    Q = split_heads(project(query, w.W_Q, w.b_Q), h)  # (B, h, L, d_k)
+    K = split_heads(project(key, w.W_K, w.b_K), h)  # (B, h, S, d_k)
+    V = split_heads(project(value, w.W_V, w.b_V), h)  # (B, h, S, d_k)
+    heads, weights = scaled_dot_product_attention(Q, K, V, mask)  # (B,h,L,d_k)
+    concat = merge_heads(heads)  # (B, L, d_model)
+    out = output_projection(concat, w.W_O, w.b_O)  # (B, L, d_model)
+    if return_concat:
+        return out, weights, concat
+    return out, weights
+
+
+@_unbatched
+def multi_head_attention_fast(
+    query, key, value, w: MHAWeights, h: int,
+    attn_mask=None, key_padding_mask=None,
+):
+    """The batched form with PyTorch's fused kernel for the attention step.
+
+    Same numbers as :func:`multi_head_attention` (to float rounding), but the
+    (B, h, L, S) weights are never materialised, so none are returned.
+    Returns ``(output (B, L, d_model), None)``.
+    """
+    _check_inputs(query, key, value, w, h)
+    B, L, _ = query.shape
+    S = key.shape[1]
+    mask = combine_masks(attn_mask, key_padding_mask, B, h, L, S)
+    Q = split_heads(project(query, w.W_Q, w.b_Q), h)  # (B, h, L, d_k)
+    K = split_heads(project(key, w.W_K, w.b_K), h)  # (B, h, S, d_k)
+    V = split_heads(project(value, w.W_V, w.b_V), h)  # (B, h, S, d_k)
+    sdpa_mask = None if mask is None else to_sdpa_mask(mask)
+    heads = F.scaled_dot_product_attention(Q, K, V, attn_mask=sdpa_mask)
+    return output_projection(merge_heads(heads), w.W_O, w.b_O), None
+
+
+def from_torch(mha: nn.MultiheadAttention) -> MHAWeights:
+    """Read an ``nn.MultiheadAttention``'s weights into the course's names."""
+    if not mha._qkv_same_embed_dim:
+        raise ValueError("only key/value of the same width as the query "
+                         "(kdim = vdim = embed_dim) are supported.")
+    d = mha.embed_dim
+    Wi = mha.in_proj_weight.detach()  # (3d, d), used as x @ Wi.T
+    bi = None if mha.in_proj_bias is None else mha.in_proj_bias.detach()
+    bo = None if mha.out_proj.bias is None else mha.out_proj.bias.detach()
+    return MHAWeights(
+        W_Q=Wi[:d].T, W_K=Wi[d:2 * d].T, W_V=Wi[2 * d:].T,
+        W_O=mha.out_proj.weight.detach().T,
+        b_Q=None if bi is None else bi[:d],
+        b_K=None if bi is None else bi[d:2 * d],
+        b_V=None if bi is None else bi[2 * d:],
+        b_O=bo,
+    )
+
+
+def to_torch(w: MHAWeights, h: int) -> nn.MultiheadAttention:
+    """An ``nn.MultiheadAttention(batch_first=True)`` holding these weights."""
+    check_heads(w.d_model, h)
+    bias = w.b_Q is not None
+    mha = nn.MultiheadAttention(w.d_model, h, bias=bias, batch_first=True,
+                                dtype=w.W_Q.dtype)
+    with torch.no_grad():
+        mha.in_proj_weight.copy_(torch.cat([w.W_Q.T, w.W_K.T, w.W_V.T]))
+        mha.out_proj.weight.copy_(w.W_O.T)
+        if bias:
+            mha.in_proj_bias.copy_(torch.cat([w.b_Q, w.b_K, w.b_V]))
+            mha.out_proj.bias.copy_(w.b_O)
+    return mha
+
+
+class MultiHeadAttention(nn.Module):
+    """A trainable layer with ``nn.MultiheadAttention``'s call signature
+    (``batch_first=True``), built from the functions above.
+
+    ``d_model`` ↔ ``embed_dim``, ``h`` ↔ ``num_heads``. Parameters keep the
+    course's names and layout (``x @ W_Q``).
+    """
+
+    def __init__(self, d_model: int, h: int, bias: bool = True, seed: int | None = None):
+        super().__init__()
+        self.d_k = check_heads(d_model, h)
+        self.d_model, self.h = d_model, h
+        w = random_weights(d_model, h, bias=bias, seed=seed)
+        for f in fields(w):
+            t = getattr(w, f.name)
+            if f.name.startswith("b") and t is not None:
+                t = torch.zeros_like(t)
+            setattr(self, f.name, None if t is None else nn.Parameter(t))
+
+    def weights(self) -> MHAWeights:
+        return MHAWeights(**{f.name: getattr(self, f.name) for f in fields(MHAWeights)})
+
+    def forward(self, query, key=None, value=None, key_padding_mask=None,
+                need_weights: bool = True, attn_mask=None,
+                average_attn_weights: bool = True):
+        """Self-attention when ``key``/``value`` are omitted.
+
+        Returns ``(output, weights)``; ``weights`` is (B, L, S) averaged over
+        heads, (B, h, L, S) with ``average_attn_weights=False``, or ``None``
+        with ``need_weights=False`` (then the fused kernel runs).
+        """
+        key = query if key is None else key
+        value = key if value is None else value
+        if not need_weights:
+            return multi_head_attention_fast(query, key, value, self.weights(), self.h,
+                                             attn_mask, key_padding_mask)
+        out, A = multi_head_attention(query, key, value, self.weights(), self.h,
+                                      attn_mask, key_padding_mask)
+        return out, (A.mean(dim=-3) if average_attn_weights else A)
