@@ -1,0 +1,47 @@
+# Two commands do all the set-up on a fresh machine (Python >= 3.11, Node.js >= 18):
+#   make book   build the site with every chapter executed -> _build/html/index.html
+#   make test   run the whole test suite (builds the book first: the site tests need it)
+# Both create .venv/ and install what they need on first use.
+
+PYTHON ?= python3
+VENV   := .venv
+BIN    := $(VENV)/bin
+JB_FLAGS := -W -n --keep-going
+
+.PHONY: book test sync clean slides
+
+book: $(VENV)/.book-deps _vendor/.stamp _build/.site-assets
+	$(BIN)/jupyter-book build . $(JB_FLAGS)
+	@echo "Built: open _build/html/index.html in a browser"
+
+test: $(VENV)/.test-deps book
+	$(BIN)/python -m pytest
+
+# Regenerate the outputs-free .ipynb of each chapter from its MyST .md (or the
+# .md from an .ipynb edited in Jupyter, whichever is newer).
+sync: $(VENV)/.book-deps
+	$(BIN)/jupytext --sync chapters/[0-9][0-9]_*.md
+
+$(VENV)/.book-deps: requirements.txt code/pyproject.toml
+	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install -q --upgrade pip
+	$(BIN)/python -m pip install -q -r requirements.txt
+	touch $@
+
+$(VENV)/.test-deps: requirements-test.txt $(VENV)/.book-deps
+	$(BIN)/python -m pip install -q -r requirements-test.txt
+	touch $@
+
+_vendor/.stamp: package.json package-lock.json scripts/vendor_js.py
+	npm ci --no-audit --no-fund --loglevel=error
+	$(BIN)/python scripts/vendor_js.py
+	touch $@
+
+# Sphinx does not recopy changed static files when no page changed: drop the
+# HTML (not the execution cache) whenever the site's own assets change.
+_build/.site-assets: $(wildcard assets/site/*) _config.yml _vendor/.stamp
+	rm -rf _build/html
+	mkdir -p _build && touch $@
+
+clean:
+	rm -rf _build _vendor

@@ -1,0 +1,67 @@
+"""Open the built site in headless Chromium with every non-local request blocked.
+
+Shared by the site tests and by `scripts/screenshot.py`. Debian's chromium at
+/usr/bin/chromium (never a browser downloaded by Playwright).
+"""
+from __future__ import annotations
+
+import contextlib
+import functools
+import http.server
+import os
+import shutil
+import threading
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+SITE = ROOT / "_build" / "html"
+CHROMIUM = os.environ.get("CHROMIUM", shutil.which("chromium") or "/usr/bin/chromium")
+CHROMIUM_ARGS = [
+    "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+    "--disable-background-networking", "--disable-component-update", "--disable-sync",
+]
+
+
+class _Quiet(http.server.SimpleHTTPRequestHandler):
+    def log_message(self, *args):
+        pass
+
+
+@contextlib.contextmanager
+def serve(directory: Path = SITE):
+    """Serve ``directory`` on 127.0.0.1 (a random free port); yield the base URL."""
+    handler = functools.partial(_Quiet, directory=str(directory))
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield f"http://127.0.0.1:{server.server_address[1]}"
+    finally:
+        server.shutdown()
+        server.server_close()
+
+
+@contextlib.contextmanager
+def offline_page(base: str, width: int = 1280, height: int = 900):
+    """A Playwright page that may only reach ``base``. Yields ``(page, blocked)``,
+    ``blocked`` being the list of URLs it tried to reach elsewhere."""
+    from playwright.sync_api import sync_playwright
+
+    blocked: list[str] = []
+    with sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+        context = browser.new_context(viewport={"width": width, "height": height})
+
+        def route(r):
+            url = r.request.url
+            if url.startswith(base) or url.startswith("data:") or url.startswith("blob:"):
+                return r.continue_()
+            blocked.append(url)
+            return r.abort()
+
+        context.route("**/*", route)
+        page = context.new_page()
+        try:
+            yield page, blocked
+        finally:
+            browser.close()

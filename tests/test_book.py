@@ -1,0 +1,62 @@
+"""The book's sources: chapters paired with outputs-free notebooks, one TOC."""
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+import jupytext
+import pytest
+import yaml
+
+ROOT = Path(__file__).resolve().parent.parent
+CHAPTERS = sorted((ROOT / "chapters").glob("[0-9][0-9]_*.md"))
+
+
+def toc_files() -> list[str]:
+    toc = yaml.safe_load((ROOT / "_toc.yml").read_text())
+    files = [toc["root"]]
+    for part in toc.get("parts", []):
+        for ch in part["chapters"]:
+            files.append(ch["file"])
+            files += [s["file"] for s in ch.get("sections", [])]
+    return files
+
+
+def test_there_are_chapters():
+    assert CHAPTERS, "no chapters/NN_*.md found"
+
+
+@pytest.mark.parametrize("md", CHAPTERS, ids=lambda p: p.stem)
+def test_chapter_md_and_ipynb_are_in_sync(md: Path):
+    ipynb = md.with_suffix(".ipynb")
+    assert ipynb.exists(), f"{ipynb.name} is missing: run `make sync`"
+    text_nb, saved_nb = jupytext.read(md), jupytext.read(ipynb)
+    ours = [(c.cell_type, c.source.strip()) for c in text_nb.cells]
+    theirs = [(c.cell_type, c.source.strip()) for c in saved_nb.cells]
+    assert ours == theirs, f"{md.name} and {ipynb.name} differ: run `make sync`"
+    raw = json.loads(ipynb.read_text())
+    with_outputs = [i for i, c in enumerate(raw["cells"])
+                    if c.get("outputs") or c.get("execution_count")]
+    assert not with_outputs, f"{ipynb.name} has outputs in cells {with_outputs}: commit it outputs-free"
+
+
+@pytest.mark.parametrize("md", CHAPTERS, ids=lambda p: p.stem)
+def test_chapter_follows_the_template(md: Path):
+    text = md.read_text()
+    for heading in ["Goals", "The math", "A check", "A picture",
+                    "In PyTorch this is", "Summary", "Exercises"]:
+        assert heading in text, f"{md.name} lacks the template section '{heading}'"
+    assert text.count("{exercise}") >= 3, f"{md.name} needs 3+ exercises"
+    assert text.count("{solution}") >= text.count("{exercise}"), \
+        f"{md.name}: every exercise needs a solution"
+    assert re.search(r"^import mhacourse|^from mhacourse", text, re.M), \
+        f"{md.name} must import the shared package"
+
+
+def test_every_chapter_is_in_the_toc():
+    listed = set(toc_files())
+    for md in CHAPTERS:
+        assert f"chapters/{md.stem}" in listed, f"{md.name} is not in _toc.yml"
+    for f in listed:
+        assert list((ROOT).glob(f + ".*")), f"_toc.yml lists {f}, which does not exist"
