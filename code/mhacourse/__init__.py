@@ -21,3 +21,6 @@ from .multihead import (
 )
 
 __version__ = "0.1.0"
+
+# A trained model through the course's code (mhacourse.bert, mhacourse.head_analysis)
+from .bert import BertOutput, encode, load_model, sentence_embedding  # noqa: E402

