@@ -7,11 +7,13 @@ PYTHON ?= python3
 VENV   := .venv
 BIN    := $(VENV)/bin
 JB_FLAGS := -W -n --keep-going
+NOTEBOOKS := $(wildcard chapters/[0-9][0-9]_*.md) chapters/explorer.md
 
-.PHONY: book test sync clean slides
+.PHONY: book test sync clean
 
 book: $(VENV)/.book-deps _vendor/.stamp _build/.site-assets
-	$(BIN)/jupyter-book build . $(JB_FLAGS)
+	MHACOURSE_BUILD=1 $(BIN)/jupyter-book build . $(JB_FLAGS)
+	$(BIN)/python scripts/build_slides.py
 	@echo "Built: open _build/html/index.html in a browser"
 
 test: $(VENV)/.test-deps book
@@ -20,7 +22,7 @@ test: $(VENV)/.test-deps book
 # Regenerate the outputs-free .ipynb of each chapter from its MyST .md (or the
 # .md from an .ipynb edited in Jupyter, whichever is newer).
 sync: $(VENV)/.book-deps
-	$(BIN)/jupytext --sync chapters/[0-9][0-9]_*.md
+	$(BIN)/jupytext --sync $(NOTEBOOKS)
 
 $(VENV)/.book-deps: requirements.txt code/pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)

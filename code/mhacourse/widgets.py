@@ -67,3 +67,102 @@ def precomputed_explorer(
         return stack
 
     return W.VBox([W.HBox(ctrls, layout=W.Layout(flex_flow="row wrap")), build(0, {})])
+
+
+# --- The attention explorer -------------------------------------------------
+
+def _render_view(view) -> str:
+    from .plotting_html import heads_html
+
+    return heads_html(view.weights, view.tokens, view.titles, header=view.header)
+
+
+class AttentionExplorer:
+    """The live explorer (needs a kernel): pick a source, h, d_k, a layer and
+    type any sentence; every change recomputes from the package.
+
+    Bad input (empty text, too many tokens, h or d_k of 0, a head count that
+    does not divide d_model, a size with no trained model) shows a one-line
+    message in place of the heatmaps, and the explorer keeps working.
+    ``self.widget`` is the box to display; ``self.output.value`` its HTML.
+    """
+
+    def __init__(self, sentence: str | None = None, source: str = "trained",
+                 h: int = 4, d_k: int = 16, layer: int = 2):
+        from . import explorer as ex
+
+        style = {"description_width": "initial"}
+        self.source = W.Dropdown(options=list(ex.SOURCES), value=source,
+                                 description="Source", style=style)
+        self.h = W.IntText(value=h, description="h (heads)", style=style,
+                           layout=W.Layout(width="130px"))
+        self.d_k = W.IntText(value=d_k, description="d_k", style=style,
+                             layout=W.Layout(width="110px"))
+        self.d_model = W.IntText(value=0, description="d_model (untrained; 0 = h·d_k)",
+                                 style=style, layout=W.Layout(width="260px"))
+        self.layer = W.Dropdown(options=[1, 2, 3, 4, 5, 6], value=layer,
+                                description="Layer", style=style)
+        self.text = W.Combobox(value=sentence or ex.EXAMPLES[0], options=list(ex.EXAMPLES),
+                               description="Sentence", ensure_option=False, style=style,
+                               layout=W.Layout(width="640px"))
+        self.output = W.HTML()
+        for w in (self.source, self.h, self.d_k, self.d_model, self.layer, self.text):
+            w.observe(lambda _change: self.update(), names="value")
+        self.widget = W.VBox([
+            W.HBox([self.source, self.h, self.d_k, self.d_model, self.layer],
+                   layout=W.Layout(flex_flow="row wrap")),
+            self.text, self.output])
+        self.update()
+
+    def view(self):
+        """The :class:`~mhacourse.explorer.View` for the current controls."""
+        from . import explorer as ex
+
+        if self.source.value == "MiniLM":
+            return ex.minilm_view(self.text.value, self.layer.value)
+        trained = self.source.value == "trained"
+        return ex.tiny_view(self.text.value, self.h.value, self.d_k.value,
+                            trained=trained, layer=min(self.layer.value, 2),
+                            d_model=None if trained else self.d_model.value)
+
+    def update(self) -> None:
+        from .plotting_html import message_html
+
+        try:
+            self.output.value = _render_view(self.view())
+        except ValueError as e:  # bad input: one line, never a traceback
+            self.output.value = message_html(str(e))
+
+    def _ipython_display_(self):
+        from IPython.display import display
+
+        display(self.widget)
+
+
+def static_tiny_explorer(sentences=None, hs=None, d_ks=None, layer: int = 2) -> W.VBox:
+    """The tiny models' explorer for a page without a kernel: every
+    (trained?, h, d_k, sentence) combination precomputed."""
+    from . import explorer as ex
+
+    sentences = list(sentences or ex.EXAMPLES)
+    return precomputed_explorer(
+        [("Weights", [("trained", True), ("untrained", False)]),
+         ("h (heads)", [(str(h), h) for h in (hs or ex.GRID_H)]),
+         ("d_k", [(str(d), d) for d in (d_ks or ex.GRID_DK)]),
+         ("Sentence", [(s, s) for s in sentences])],
+        lambda trained, h, d_k, sentence: _render_view(
+            ex.tiny_view(sentence, h, d_k, trained=trained, layer=layer)),
+        kinds=["toggle", "toggle", "toggle", "dropdown"],
+        names=["trained", "h", "d_k", "sentence"])
+
+
+def static_minilm_explorer(sentences=None, layers=(1, 2, 3, 4, 5, 6)) -> W.VBox:
+    """The real model's 12 heads per layer for a page without a kernel."""
+    from . import explorer as ex
+
+    sentences = list(sentences or ex.EXAMPLES)
+    return precomputed_explorer(
+        [("Layer", [(str(n), n) for n in layers]),
+         ("Sentence", [(s, s) for s in sentences])],
+        lambda layer, sentence: _render_view(ex.minilm_view(sentence, layer)),
+        kinds=["toggle", "dropdown"], names=["layer", "sentence"])

@@ -1,0 +1,184 @@
+"""The attention explorer's computation: which model, which sentence, which
+heads. Pure computation (no plotting, no widgets); :mod:`mhacourse.widgets`
+wires it to controls.
+
+Sources of attention weights:
+
+- ``"trained"``: a tiny causal transformer trained on :mod:`mhacourse.tasks`
+  for one (h, d_k) of the grid ``GRID_H x GRID_DK``, from ``assets/models/``
+  (``scripts/train_tiny_models.py`` makes them);
+- ``"untrained"``: the same architecture at its seeded initialisation, for
+  any h and d_k (the "before" picture);
+- ``"MiniLM"``: the real all-MiniLM-L6-v2 model (6 layers x 12 heads), run by
+  the course's own code (:mod:`mhacourse.bert`).
+
+Every bad input raises ``ValueError`` with a one-line message meant to be shown
+to the reader in place of the heatmaps.
+"""
+from __future__ import annotations
+
+import functools
+import json
+import os
+from dataclasses import dataclass
+from pathlib import Path
+
+import torch
+
+from ._validate import check_heads
+
+GRID_H = (1, 2, 4, 8)  # head counts of the trained models
+GRID_DK = (8, 16, 32)  # per-head widths of the trained models
+MAX_TOKENS = 32  # longest sentence (word pieces) the explorer draws for MiniLM
+MAX_HEADS = 16  # most heads the explorer draws for an untrained model
+SOURCES = ("trained", "untrained", "MiniLM")
+EXAMPLES = (
+    "The animal didn't cross the street because it was too tired.",
+    "The robot sat on the floor because it was tired.",
+    "The teacher gave the students their homework.",
+    "The cat sat on the mat because it was soft.",
+)
+
+
+def assets_dir() -> Path:
+    """``assets/`` of the course repository (or ``$MHACOURSE_ASSETS``)."""
+    env = os.environ.get("MHACOURSE_ASSETS")
+    path = Path(env) if env else Path(__file__).resolve().parents[2] / "assets"
+    if not (path / "models").is_dir():
+        raise ValueError(
+            f"the trained models are not at {path / 'models'}: run "
+            "`python scripts/train_tiny_models.py` in the course repository, or "
+            "set MHACOURSE_ASSETS to the repository's assets/ folder.")
+    return path
+
+
+@dataclass
+class View:
+    """What the explorer draws: ``weights`` (h, L, L) over ``tokens``."""
+
+    tokens: list[str]
+    weights: torch.Tensor
+    header: str
+    titles: list[str]
+
+
+def _positive(name: str, value) -> int:
+    if isinstance(value, bool) or not isinstance(value, int) or value <= 0:
+        raise ValueError(f"{name} must be a positive whole number; got {value!r}.")
+    return value
+
+
+def check_sentence(sentence) -> str:
+    """The sentence, stripped; refuse empty ones."""
+    if not isinstance(sentence, str) or not sentence.strip():
+        raise ValueError("Type a sentence: the text is empty.")
+    return sentence.strip()
+
+
+@functools.lru_cache(maxsize=64)
+def tiny_model(h: int, d_k: int, trained: bool):
+    """Load (cached) the tiny model for (h, d_k), trained or at initialisation."""
+    from . import tiny_model as tm
+
+    if trained and (h not in GRID_H or d_k not in GRID_DK):
+        raise ValueError(
+            f"No trained model for h = {h}, d_k = {d_k}: trained models exist for "
+            f"h in {list(GRID_H)} and d_k in {list(GRID_DK)}. Pick one of those, or "
+            "the untrained source (any size).")
+    name = f"h{h}_dk{d_k}{'' if trained else '_init'}.safetensors"
+    path = assets_dir() / "models" / name
+    if path.exists():
+        return tm.load(path)
+    if trained:
+        raise ValueError(f"{path} is missing: run scripts/train_tiny_models.py.")
+    return tm.TinyTransformer(tm.TinyConfig(h=h, d_k=d_k), seed=0).eval()
+
+
+@functools.lru_cache(maxsize=1)
+def metrics() -> dict:
+    """Held-out accuracy and more per model, from ``assets/models/metrics.json``."""
+    path = assets_dir() / "models" / "metrics.json"
+    if not path.exists():
+        return {}
+    return {m["name"]: m for m in json.loads(path.read_text()).get("models", [])}
+
+
+def _accuracy_note(h: int, d_k: int, trained: bool) -> str:
+    m = metrics().get(f"h{h}_dk{d_k}" + ("" if trained else "_init"))
+    if not m or "accuracy" not in m:
+        return ""
+    return f"held-out accuracy {100 * m['accuracy']:.1f}%"
+
+
+def tiny_view(sentence: str, h: int, d_k: int, trained: bool = True,
+              layer: int = 1, d_model: int | None = None) -> View:
+    """Attention of a tiny model's ``layer`` (1-based) on ``sentence``.
+
+    ``d_model`` (untrained only) overrides ``h * d_k``: then ``d_k = d_model / h``
+    and a head count that does not divide it is refused.
+    """
+    from . import tasks
+    from . import tiny_model as tm
+
+    sentence = check_sentence(sentence)
+    _positive("h (number of heads)", h)
+    if d_model is not None and d_model != 0:
+        d_k = check_heads(_positive("d_model", d_model), h)
+    _positive("d_k (width of one head)", d_k)
+    if h > MAX_HEADS:
+        raise ValueError(f"h = {h} is more heads than the explorer draws (at most {MAX_HEADS}).")
+    words = tasks.tokenize(sentence)
+    if not words:
+        raise ValueError("Type a sentence: no words were found in the text.")
+    model = tiny_model(h, d_k, trained)
+    if len(words) > model.cfg.max_len:
+        raise ValueError(f"The sentence has {len(words)} tokens; the tiny models read "
+                         f"at most {model.cfg.max_len}. Shorten it.")
+    tokens, attention = tm.attention_on(model, words)
+    if all(t == tasks.UNK for t in tokens):
+        raise ValueError("None of these words is in the tiny models' vocabulary; "
+                         "try one of the example sentences.")
+    n_layers = len(attention)
+    if not 1 <= layer <= n_layers:
+        raise ValueError(f"layer must be between 1 and {n_layers}; got {layer}.")
+    state = "trained" if trained else "untrained"
+    acc = _accuracy_note(h, d_k, trained)
+    header = (f"Tiny model, {state}: h = {h} heads of d_k = {d_k} "
+              f"(d_model = {h * d_k}), layer {layer} of {n_layers}"
+              + (f"; {acc}" if acc else ""))
+    return View(tokens, attention[layer - 1], header,
+                [f"L{layer} head {i + 1}" for i in range(h)])
+
+
+@functools.lru_cache(maxsize=32)
+def _minilm_run(sentence: str):
+    """Tokens and every layer's (h, L, L) attention; cached, so moving the
+    layer control only redraws."""
+    import warnings
+
+    from . import bert
+
+    with warnings.catch_warnings():  # truncation is reported by the caller
+        warnings.simplefilter("ignore", UserWarning)
+        out = bert.encode(sentence, max_length=MAX_TOKENS + 2)
+    truncated = bool(getattr(out, "truncated", [False])[0])
+    return out.tokens[0], [A[0] for A in out.attentions], truncated
+
+
+def minilm_view(sentence: str, layer: int = 1) -> View:
+    """The real MiniLM model's 12 heads in ``layer`` (1-6) on ``sentence``."""
+    from . import bert
+
+    sentence = check_sentence(sentence)
+    cfg = bert.load_model().config
+    n_layers = cfg.n_layers
+    if not isinstance(layer, int) or not 1 <= layer <= n_layers:
+        raise ValueError(f"layer must be between 1 and {n_layers}; got {layer!r}.")
+    tokens, attentions, truncated = _minilm_run(sentence)
+    if truncated:
+        raise ValueError(f"The sentence is longer than {MAX_TOKENS} word pieces; "
+                         "shorten it.")
+    header = (f"MiniLM (all-MiniLM-L6-v2, trained): layer {layer} of {n_layers}, "
+              f"h = {cfg.h} heads of d_k = {cfg.d_model // cfg.h}")
+    return View(tokens, attentions[layer - 1], header,
+                [f"L{layer} head {i + 1}" for i in range(cfg.h)])

@@ -1,0 +1,809 @@
+"""Build one reveal.js slide deck per chapter from the chapters themselves.
+
+    python scripts/build_slides.py                      # after `make book`
+    python scripts/build_slides.py --build-dir /tmp/b/_build
+    python scripts/build_slides.py chapters/01_one_head.md   # some chapters
+
+The decks are generated, never written by hand: the source is the executed
+notebook that `jupyter-book build` leaves in
+``_build/jupyter_execute/chapters/NN_*.ipynb`` (so every figure, printed
+number and widget of the page is in the deck), and the output is
+``_build/html/slides/NN_*.slides.html``, next to the site. The decks use the
+site's own copies of reveal.js, MathJax and the widget manager
+(``_static/reveal/``, ``_static/mathjax/``, ``_static/widgets/``): no CDN.
+``_build/html/slides/decks.js`` lists the decks; ``assets/site/slides-link.js``
+reads it to put a "Slides" button on each chapter page that has a deck.
+
+Which cells become which slides (the default rule)
+--------------------------------------------------
+- the chapter title (``#``) is the title slide; each ``##`` heading starts a
+  slide and each ``###`` heading a sub-slide (a vertical slide below it);
+- the Goals admonition is a slide, a "Myth vs fact" admonition a sub-slide;
+- a code cell, with its output, becomes a sub-slide (a figure -- an image or a
+  widget -- with its caption), unless it is short (<= 12 lines) and its slide
+  so far holds only a heading and a short lead-in (<= 400 characters of
+  text), which it then joins; a longer cell's output gets a sub-slide of its
+  own; text after a code cell goes on a new sub-slide;
+- skipped: the hidden Colab cell, cells tagged ``remove-cell``, the
+  ``## Exercises`` section, every ``{exercise}``/``{solution}`` block and
+  dropdowns; cells tagged ``hide-input``/``remove-input`` show only their
+  output, ``remove-output`` only their code.
+
+A cell's ``slideshow.slide_type`` metadata (``slide``, ``subslide``,
+``fragment``, ``-``, ``skip``, ``notes``; Jupyter's own "slide type" menu)
+overrides the rule for that cell. In a chapter's MyST source a code cell
+takes it in its ``---`` options block (``slideshow: {slide_type: skip}``), a
+Markdown cell from the cell break above it
+(``+++ {"slideshow": {"slide_type": "slide"}}``).
+
+MyST syntax that nbconvert does not know is turned into Markdown/HTML first:
+admonitions, ``literalinclude`` (the package's code, read again from
+``code/``), ``{math}``, ``glue`` roles and figures (values from the executed
+notebook), cross-reference roles and links to other pages.
+"""
+from __future__ import annotations
+
+import argparse
+import ast
+import base64
+import copy
+import html
+import json
+import re
+import sys
+from dataclasses import dataclass, field
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+CHAPTERS = ROOT / "chapters"
+STATIC = "../_static"          # the decks live in html/slides/, the site's assets in html/_static/
+REVEAL = f"{STATIC}/reveal"
+MATHJAX = f"{STATIC}/mathjax/tex-mml-chtml.js"
+REQUIRE = f"{STATIC}/widgets/require.js"
+WIDGETS_CONFIG = f"{STATIC}/widgets-config.js"
+WIDGETS_EMBED = f"{STATIC}/widgets/embed-amd.js"
+NEEDED_STATIC = ["reveal/dist/reveal.js", "reveal/dist/reveal.css", "reveal/dist/theme/white.css",
+                 "reveal/plugin/notes/notes.js", "mathjax/tex-mml-chtml.js",
+                 "widgets/require.js", "widgets/embed-amd.js", "widgets-config.js"]
+SKIP_SECTIONS = re.compile(r"^(exercises?|solutions?)\b", re.I)
+SKIP_DIRECTIVES = {"exercise", "solution", "exercise-start", "exercise-end", "solution-start",
+                   "solution-end", "dropdown", "toctree", "tableofcontents", "contents",
+                   "bibliography", "margin", "sidebar", "glossary", "eval-rst"}
+ADMONITIONS = {"admonition", "note", "tip", "important", "warning", "caution", "attention",
+               "danger", "error", "hint", "seealso", "topic"}
+SHORT_LEAD = 400               # characters of text a code cell may join on one slide
+LONG_CODE = 12                 # lines: a longer cell's output gets a sub-slide of its own
+GLUE_PREFIX = "application/papermill.record/"
+
+
+class SlidesError(SystemExit):
+    """A problem the user can fix (printed without a traceback)."""
+
+
+# --------------------------------------------------------------------------
+# 1. The executed notebook, with its outputs
+# --------------------------------------------------------------------------
+
+def executed_notebook(stem: str, build: Path):
+    """The chapter as the book build executed it.
+
+    myst-nb writes ``jupyter_execute/chapters/NN.ipynb`` with outputs when it
+    runs the chapter, but when the chapter comes from its execution cache it
+    writes the notebook *without* them (myst_nb/sphinx_.py saves the parsed
+    notebook, not the one merged from the cache). The outputs are then taken
+    from that same cache (``_build/.jupyter_cache``), matched on the code.
+    """
+    import nbformat
+
+    path = build / "jupyter_execute" / "chapters" / f"{stem}.ipynb"
+    if not path.exists():
+        raise SlidesError(f"{path} is missing: run `make book` first (it executes the chapters).")
+    nb = nbformat.read(path, as_version=4)
+    source = CHAPTERS / f"{stem}.ipynb"
+    if source.exists():
+        ours = [c.source.strip() for c in nbformat.read(source, 4).cells if c.cell_type == "code"]
+        theirs = [c.source.strip() for c in nb.cells if c.cell_type == "code"]
+        if ours != theirs:
+            raise SlidesError(f"{path} is older than chapters/{stem}.ipynb: run `make book` first.")
+    if not any(c.get("outputs") for c in nb.cells if c.cell_type == "code"):
+        cache_dir = build / ".jupyter_cache"
+        try:
+            from jupyter_cache import get_cache
+            _, nb = get_cache(cache_dir).merge_match_into_notebook(nb)
+        except (KeyError, FileNotFoundError, ImportError) as err:
+            raise SlidesError(f"no executed outputs for {stem} in {path} or {cache_dir} "
+                              f"({err.__class__.__name__}): run `make book` first.") from None
+    return nb
+
+
+def glue_values(nb, build: Path, stem: str) -> dict[str, dict]:
+    """``myst_nb.glue`` values by name: mimetype -> data."""
+    found: dict[str, dict] = {}
+    for cell in nb.cells:
+        for out in cell.get("outputs", []):
+            name = out.get("metadata", {}).get("scrapbook", {}).get("name")
+            if name:
+                found[name] = {k.removeprefix(GLUE_PREFIX): v for k, v in out.get("data", {}).items()}
+    path = build / "jupyter_execute" / "chapters" / f"{stem}.glue.json"
+    if path.exists():
+        for name, out in json.loads(path.read_text()).items():
+            found.setdefault(name, {k.removeprefix(GLUE_PREFIX): v
+                                    for k, v in out.get("data", {}).items()})
+    return found
+
+
+# --------------------------------------------------------------------------
+# 2. MyST -> the Markdown nbconvert renders
+# --------------------------------------------------------------------------
+
+@dataclass
+class Directive:
+    name: str
+    arg: str
+    options: dict
+    body: list[str]
+
+
+@dataclass
+class Fence:
+    lines: list[str]           # an ordinary code block, fences included: kept verbatim
+
+
+FENCE = re.compile(r"^ {0,3}(`{3,}|~{3,}|:{3,})\s*(.*)$")
+
+
+def parse_blocks(lines: list[str]) -> list:
+    """Split MyST Markdown into text lines, code fences (kept as text) and
+    directives (``` ```{name} ``` or ``:::{name}``), nested bodies unparsed."""
+    out: list = []
+    i = 0
+    while i < len(lines):
+        m = FENCE.match(lines[i])
+        if not m:
+            out.append(lines[i])
+            i += 1
+            continue
+        fence, info = m.group(1), m.group(2)
+        j = i + 1
+        while j < len(lines):
+            close = lines[j].strip()
+            if close and set(close) == {fence[0]} and len(close) >= len(fence):
+                break
+            j += 1
+        body = lines[i + 1:j]
+        d = re.match(r"^\{([\w:.-]+)\}\s*(.*)$", info)
+        if d:
+            out.append(_directive(d.group(1), d.group(2).strip(), body))
+        else:                                   # an ordinary code fence: keep verbatim
+            out.append(Fence(lines[i:j + 1]))
+        i = j + 1
+    return out
+
+
+def _directive(name: str, arg: str, body: list[str]) -> Directive:
+    options: dict = {}
+    if body and body[0].strip() == "---":       # YAML options block
+        end = next((k for k in range(1, len(body)) if body[k].strip() == "---"), None)
+        if end is not None:
+            import yaml
+            options = yaml.safe_load("\n".join(body[1:end])) or {}
+            body = body[end + 1:]
+    else:
+        while body and re.match(r"^\s*:[\w-]+:", body[0]):
+            k, _, v = body.pop(0).strip()[1:].partition(":")
+            options[k] = v.strip()
+    return Directive(name, arg, options, body)
+
+
+ROLE = re.compile(r"\{([\w:.-]+)\}`([^`]*)`")
+LINK = re.compile(r"(?<!!)\[([^\]]*)\]\(([^)\s]+)\)")
+IMAGE = re.compile(r"!\[([^\]]*)\]\(([^)\s]+)\)")
+
+
+def _page_link(target: str) -> str | None:
+    """A link in a chapter to another page of the book -> its URL from slides/."""
+    if re.match(r"^[a-z]+:", target):
+        return target
+    path, _, anchor = target.partition("#")
+    if not path:
+        return None                              # a label on the same page
+    p = Path(path)
+    if p.suffix in (".md", ".ipynb", ""):
+        resolved = (CHAPTERS / p).resolve()
+        try:
+            rel = resolved.relative_to(ROOT).with_suffix(".html").as_posix()
+        except ValueError:
+            return None
+        return f"../{rel}" + (f"#{anchor}" if anchor else "")
+    return None
+
+
+def _glue_text(name_fmt: str, glue: dict) -> str:
+    name, _, fmt = name_fmt.partition(":")
+    data = glue.get(name.strip())
+    if data is None:
+        raise SlidesError(f"glue value {name!r} not found in the executed notebook")
+    text = data.get("text/plain", "")
+    if fmt:
+        try:
+            return format(ast.literal_eval(text), fmt)
+        except (ValueError, SyntaxError):
+            return text
+    return text
+
+
+LABELS: dict[str, str] = {}   # label -> title, for {ref} (filled per chapter)
+
+
+def collect_labels(nb) -> dict[str, str]:
+    """Titles of the chapter's labelled headings, exercises and figures."""
+    found: dict[str, str] = {}
+    for cell in nb.cells:
+        if cell.cell_type == "code":
+            fig = cell.metadata.get("mystnb", {}).get("figure", {})
+            if fig.get("name"):
+                found[fig["name"]] = "the figure"
+            continue
+        lines = cell.source.splitlines()
+        for i, line in enumerate(lines):
+            m = re.match(r"^\s*\(([\w:.-]+)\)=\s*$", line)
+            if m:
+                heading = next((l for l in lines[i + 1:] if l.strip()), "")
+                found[m.group(1)] = heading.lstrip("#").strip() or m.group(1)
+            m = re.match(r"^ {0,3}(?:`{3,}|:{3,})\{(exercise|solution)\}\s*(.*)$", line)
+            if m:
+                for opt in lines[i + 1:i + 6]:
+                    lab = re.match(r"^\s*:label:\s*(\S+)", opt)
+                    if lab:
+                        title = m.group(2).strip()
+                        found[lab.group(1)] = f"\u201c{title}\u201d" if title else "below"
+                        break
+    return found
+
+
+def inline(text: str, glue: dict) -> str:
+    """Roles and links of one line of MyST Markdown."""
+    def role(m: re.Match) -> str:
+        name, content = m.group(1), m.group(2)
+        label = re.match(r"^(.*?)\s*<([^>]+)>$", content)
+        shown, target = (label.group(1), label.group(2)) if label else (content, content)
+        if name == "math":
+            return f"${content}$"
+        if name in ("glue", "glue:", "glue:text", "glue:any"):
+            return html.escape(_glue_text(content, glue))
+        if name == "glue:md":
+            return glue.get(content, {}).get("text/markdown", "")
+        if name == "glue:math":
+            return glue.get(content, {}).get("text/latex", "")
+        if name == "doc":
+            url = _page_link(target if target.endswith((".md", ".ipynb")) else target + ".md")
+            return f"[{shown}]({url})" if url else shown
+        if name in ("sub", "sup", "kbd", "abbr"):
+            tag = {"abbr": "abbr"}.get(name, name)
+            return f"<{tag}>{html.escape(shown)}</{tag}>"
+        if name == "eq":
+            return f"({shown})"
+        if name.startswith("cite"):
+            return f"[{shown}]"
+        if name in ("numref",) and not label:
+            return "the figure"
+        if name == "ref" and not label:
+            return LABELS.get(content, content)
+        return shown                             # ref, term, download, ...
+
+    def link(m: re.Match) -> str:
+        text, target = m.group(1), m.group(2)
+        url = _page_link(target)
+        if url is None:
+            return text or target.lstrip("#")
+        return f"[{text or Path(target).stem}]({url})"
+
+    def image(m: re.Match) -> str:
+        alt, target = m.group(1), m.group(2)
+        if re.match(r"^[a-z]+:", target):
+            return m.group(0)
+        path = (CHAPTERS / target).resolve()
+        mime = {".png": "image/png", ".jpg": "image/jpeg", ".jpeg": "image/jpeg",
+                ".gif": "image/gif", ".svg": "image/svg+xml"}.get(path.suffix.lower())
+        if not path.exists() or not mime:
+            raise SlidesError(f"image {target} not found")
+        return _img({mime: base64.b64encode(path.read_bytes()).decode()}, alt)
+
+    text = ROLE.sub(role, text)
+    text = IMAGE.sub(image, text)
+    return LINK.sub(link, text)
+
+
+def pyobject_source(path: Path, name: str) -> str:
+    """The source of a top-level function/class (``Class.method`` too)."""
+    src = path.read_text()
+    tree = ast.parse(src)
+    node = tree
+    for part in name.split("."):
+        node = next((n for n in getattr(node, "body", [])
+                     if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef))
+                     and n.name == part), None)
+        if node is None:
+            raise SlidesError(f"{path}: no {name} for literalinclude :pyobject:")
+    start = min([node.lineno] + [d.lineno for d in node.decorator_list])
+    lines = src.splitlines()[start - 1:node.end_lineno]
+    indent = len(lines[0]) - len(lines[0].lstrip())
+    return "\n".join(line[indent:] for line in lines)
+
+
+def literalinclude(d: Directive, base: Path) -> str:
+    path = (base / d.arg).resolve()
+    if not path.exists():
+        raise SlidesError(f"literalinclude: {path} not found")
+    if "pyobject" in d.options:
+        code = pyobject_source(path, d.options["pyobject"])
+    else:
+        lines = path.read_text().splitlines()
+        if "lines" in d.options:
+            keep: list[str] = []
+            for part in str(d.options["lines"]).split(","):
+                a, _, b = part.strip().partition("-")
+                keep += lines[int(a) - 1:(int(b) if b else int(a))]
+            lines = keep
+        code = "\n".join(lines)
+    lang = d.options.get("language", "python" if path.suffix == ".py" else "")
+    return f"```{lang}\n{code}\n```"
+
+
+def _img(data: dict, alt: str) -> str:
+    for mime in ("image/png", "image/jpeg", "image/gif"):
+        if mime in data:
+            return f'<img src="data:{mime};base64,{data[mime]}" alt="{html.escape(alt)}">'
+    if "image/svg+xml" in data:
+        svg = "".join(data["image/svg+xml"])
+        if not svg.lstrip().startswith("<"):     # already base64
+            svg = base64.b64decode(svg).decode()
+        return f'<img src="data:image/svg+xml;base64,{base64.b64encode(svg.encode()).decode()}" alt="{html.escape(alt)}">'
+    return ""
+
+
+def render(items: list, glue: dict, base: Path) -> str:
+    """Blocks (from parse_blocks) -> Markdown with HTML for what Markdown lacks."""
+    out: list[str] = []
+    in_math = False
+    for item in items:
+        if isinstance(item, str):
+            line = item
+            if re.match(r"^\s*\([\w:.-]+\)=\s*$", line) or re.match(r"^\s*%", line) \
+                    or line.strip() == "+++":
+                continue                         # labels, comments, cell breaks
+            line = re.sub(r"(\$\$)\s*\([\w:.-]+\)\s*$", r"\1", line)   # $$ (label)
+            out.append(line if in_math else inline(line, glue))
+            if line.count("$$") % 2:
+                in_math = not in_math            # inside $$ ... $$: leave the TeX alone
+            continue
+        if isinstance(item, Fence):
+            out.extend(item.lines)
+            continue
+        out.append(render_directive(item, glue, base))
+    return "\n".join(out)
+
+
+def render_directive(d: Directive, glue: dict, base: Path) -> str:
+    name = d.name
+    cls = str(d.options.get("class", ""))
+    if name in SKIP_DIRECTIVES or "dropdown" in cls.split() or "dropdown" in d.options:
+        return ""
+    body = render(parse_blocks(d.body), glue, base)
+    if name in ADMONITIONS:
+        title = inline(d.arg, glue) if d.arg else name.capitalize()
+        kind = name if name != "admonition" else (cls.split() or ["note"])[0]
+        return (f'\n<div class="admonition {html.escape(kind)} {html.escape(cls)}">\n'
+                f'<p class="admonition-title">{html.escape(title)}</p>\n\n{body}\n\n</div>\n')
+    if name == "literalinclude":
+        return literalinclude(d, base)
+    if name == "math":
+        return f"\n$$\n{chr(10).join(d.body)}\n$$\n"
+    if name in ("code", "code-block", "sourcecode"):
+        return f"```{d.arg}\n{chr(10).join(d.body)}\n```"
+    if name in ("figure", "image"):
+        path = (base / d.arg).resolve()
+        mime = {".png": "image/png", ".jpg": "image/jpeg", ".jpeg": "image/jpeg",
+                ".gif": "image/gif", ".svg": "image/svg+xml"}.get(path.suffix.lower())
+        if not path.exists() or not mime:
+            raise SlidesError(f"{name}: {path} not found or not an image")
+        data = ({mime: path.read_text()} if mime == "image/svg+xml"
+                else {mime: base64.b64encode(path.read_bytes()).decode()})
+        cap = f'\n\n<p class="caption">{body}</p>' if body.strip() else ""
+        return f'\n<p class="figure">{_img(data, str(d.options.get("alt", "")))}</p>{cap}\n'
+    if name == "glue:figure":
+        data = glue.get(d.arg)
+        if data is None:
+            raise SlidesError(f"glue:figure {d.arg!r} not found in the executed notebook")
+        cap = f'\n\n<p class="caption">{body}</p>' if body.strip() else ""
+        return f'\n<p class="figure">{_img(data, str(d.options.get("alt", "")))}</p>{cap}\n'
+    if name == "raw":
+        return "\n".join(d.body) if d.arg.strip() == "html" else ""
+    if name in ("table", "div", "container", "card", "epigraph", "pull-quote", "highlights"):
+        caption = f"**{inline(d.arg, glue)}**\n\n" if d.arg else ""
+        return f"\n{caption}{body}\n"
+    print(f"build_slides: directive {{{name}}} shown as plain text", file=sys.stderr)
+    return body
+
+
+# --------------------------------------------------------------------------
+# 3. Units -> slides
+# --------------------------------------------------------------------------
+
+@dataclass
+class Unit:
+    kind: str                  # "heading1", "heading2", "heading3", "goals", "myth", "text", "code"
+    markdown: str = ""         # for Markdown units
+    cell: object = None        # for code units
+    override: str | None = None
+    skip_section: bool = False
+    lines: int = 0             # lines of code shown
+    extra: list = field(default_factory=list)   # cells that follow (captions)
+
+
+def markdown_units(cell, glue: dict) -> list[Unit]:
+    """One Markdown cell -> units split at headings and special admonitions."""
+    items = parse_blocks(cell.source.splitlines())
+    units: list[Unit] = []
+    current: list = []
+
+    def flush(kind: str = "text"):
+        if current and any((isinstance(i, str) and i.strip()) or not isinstance(i, str)
+                           for i in current):
+            units.append(Unit(kind, render(current, glue, CHAPTERS)))
+        current.clear()
+
+    pending = "text"
+    for item in items:
+        if isinstance(item, str):
+            h = re.match(r"^(#{1,3})\s+(.*)$", item)
+            if h:
+                flush(pending)
+                pending = f"heading{len(h.group(1))}"
+                current.append(item)
+                if pending == "heading2" and SKIP_SECTIONS.match(h.group(2).strip()):
+                    pending = "skip"
+                continue
+            current.append(item)
+            continue
+        if isinstance(item, Fence):
+            current.append(item)
+            continue
+        cls = str(item.options.get("class", ""))
+        special = None
+        if item.name in ADMONITIONS and item.arg.strip().lower().startswith("goals"):
+            special = "goals"
+        elif "myth-vs-fact" in cls.split() or item.arg.strip().lower().startswith("myth"):
+            special = "myth"
+        if special:
+            flush(pending)
+            units.append(Unit(special, render([item], glue, CHAPTERS)))
+            pending = "text"
+        else:
+            current.append(item)
+    flush(pending)
+    for u in units:
+        if u.kind == "skip":
+            u.kind, u.skip_section = "heading2", True
+    return units
+
+
+def is_colab_cell(cell) -> bool:
+    return "google.colab" in cell.source and "pip install" in cell.source
+
+
+def clean_code_cell(cell):
+    """Outputs a deck can show; tags applied; alt text and caption attached."""
+    import nbformat
+
+    cell = copy.deepcopy(cell)
+    tags = set(cell.metadata.get("tags", []))
+    cell.outputs = [o for o in cell.get("outputs", [])
+                    if not o.get("metadata", {}).get("scrapbook")
+                    and not any(k.startswith(GLUE_PREFIX) for k in o.get("data", {}))]
+    if tags & {"remove-output", "hide-output"}:
+        cell.outputs = []
+    if tags & {"remove-input", "hide-input", "hide-cell"}:
+        cell.metadata.setdefault("transient", {})["remove_source"] = True
+    mystnb = cell.metadata.get("mystnb", {})
+    alt = mystnb.get("image", {}).get("alt") or mystnb.get("figure", {}).get("caption", "")
+    for out in cell.outputs:
+        if alt and any(m.startswith("image/") for m in out.get("data", {})):
+            out.setdefault("metadata", {})["alt"] = " ".join(str(alt).split())
+    extra = []
+    caption = mystnb.get("figure", {}).get("caption")
+    if caption:
+        extra.append(nbformat.v4.new_markdown_cell(
+            f'<p class="caption">{html.escape(" ".join(str(caption).split()))}</p>'))
+    return cell, extra
+
+
+def chapter_units(nb, glue: dict) -> list[Unit]:
+    units: list[Unit] = []
+    for cell in nb.cells:
+        override = cell.metadata.get("slideshow", {}).get("slide_type")
+        if cell.cell_type == "markdown":
+            found = markdown_units(cell, glue)
+            if override in ("skip", "notes"):
+                for u in found:
+                    u.override = override
+            elif found and override:
+                found[0].override = override
+            units += found
+        elif cell.cell_type == "code":
+            tags = set(cell.metadata.get("tags", []))
+            if override is None and ("remove-cell" in tags or is_colab_cell(cell)):
+                continue
+            clean, extra = clean_code_cell(cell)
+            shown = not clean.metadata.get("transient", {}).get("remove_source")
+            lines = len(clean.source.splitlines()) if shown else 0
+            if lines > LONG_CODE and clean.outputs and override is None:
+                # a long cell: its code, then its output on a sub-slide of its own
+                output_only = copy.deepcopy(clean)
+                output_only.metadata.setdefault("transient", {})["remove_source"] = True
+                clean.outputs = []
+                units.append(Unit("code", cell=clean, lines=lines))
+                units.append(Unit("code", cell=output_only, extra=extra))
+            else:
+                units.append(Unit("code", cell=clean, override=override, extra=extra,
+                                  lines=lines))
+        # raw cells are not shown
+    return units
+
+
+def assign_slides(units: list[Unit]):
+    """Units -> cells carrying ``slideshow.slide_type`` for nbconvert."""
+    import nbformat
+
+    cells: list = []
+    skipping = False
+    text = 0                   # characters of text on the current (sub)slide
+    cells_here = False         # a code cell (with or without a figure) on it
+
+    def add(cell, slide_type: str):
+        nonlocal text, cells_here
+        if slide_type in ("slide", "subslide"):
+            text, cells_here = 0, False
+        cell.metadata["slideshow"] = {"slide_type": slide_type}
+        cells.append(cell)
+
+    for u in units:
+        if u.kind in ("heading1", "heading2"):
+            skipping = u.skip_section
+        if u.override == "skip" or (skipping and u.override is None):
+            continue
+        if u.kind == "code":
+            joins = not cells_here and text <= SHORT_LEAD and u.lines <= LONG_CODE
+            kind = u.override or ("-" if joins else "subslide")
+            add(u.cell, kind)
+            if kind != "notes":
+                cells_here = True
+            for extra in u.extra:                # the figure's caption
+                add(extra, "notes" if kind == "notes" else "-")
+            continue
+        cell = nbformat.v4.new_markdown_cell(u.markdown)
+        default = {"heading1": "slide", "heading2": "slide", "goals": "slide",
+                   "heading3": "subslide", "myth": "subslide"}.get(u.kind)
+        if default is None:                      # text: after code, a new sub-slide
+            default = "subslide" if cells_here else "-"
+        kind = u.override or default
+        add(cell, kind)
+        if kind != "notes":
+            text += len(re.sub(r"<[^>]+>|data:[^\"']+", "", u.markdown))
+    if not cells:
+        raise SlidesError("no cell would be shown on a slide")
+    cells[0].metadata["slideshow"] = {"slide_type": "slide"}
+    for i, cell in enumerate(cells):             # copies and splits: ids anew
+        cell["id"] = f"deck-{i}"
+    return cells
+
+
+# --------------------------------------------------------------------------
+# 4. nbconvert
+# --------------------------------------------------------------------------
+
+TEMPLATE = r"""
+{%- extends 'index.html.j2' -%}
+
+{#- require.js from the site (reveal.js is loaded through it); no jQuery,
+    no mermaid: nothing from a CDN -#}
+{%- block html_head_js -%}
+<script src="{{ resources.require_js_url }}"></script>
+{%- endblock html_head_js -%}
+
+{#- the site's widget manager, as on the chapter pages -#}
+{% block jupyter_widgets %}
+{%- if "widgets" in nb.metadata -%}
+<script src="{{ resources.course.widgets_config }}"></script>
+<script src="{{ resources.course.widgets_embed }}"></script>
+{%- endif -%}
+{% endblock jupyter_widgets %}
+
+{#- MathJax 3 from the site (the template's default is MathJax 2 from a CDN,
+    configured through MathJax.Hub, which MathJax 3 does not have) -#}
+{%- block html_head_js_mathjax -%}
+<script>
+window.MathJax = {
+  tex: {inlineMath: [['$', '$'], ['\\(', '\\)']],
+        displayMath: [['$$', '$$'], ['\\[', '\\]']],
+        processEscapes: true, processEnvironments: true, tags: 'ams'},
+  options: {ignoreHtmlClass: 'tex2jax_ignore', processHtmlClass: 'tex2jax_process'},
+  startup: {ready: function () {
+    MathJax.startup.defaultReady();
+    MathJax.Hub = {Queue: typesetQueue};
+  }}
+};
+// The widget manager (html-manager 1.0) typesets widget labels through
+// MathJax 2's MathJax.Hub.Queue(["Typeset", MathJax.Hub, element]); MathJax 3
+// has no Hub: hand such calls to MathJax.typesetPromise instead.
+function typesetQueue() {
+  var els = [];
+  for (var i = 0; i < arguments.length; i++) {
+    var a = arguments[i];
+    if (Array.isArray(a) && a[2] instanceof Element) { els.push(a[2]); }
+  }
+  if (window.MathJax && MathJax.typesetPromise) {
+    return MathJax.typesetPromise(els.length ? els : undefined);
+  }
+}
+window.MathJax.Hub = {Queue: typesetQueue};
+</script>
+<script defer src="{{ resources.mathjax_url }}"></script>
+{%- endblock html_head_js_mathjax -%}
+
+{%- block html_head_css -%}
+<style>
+{{ resources.course.css }}
+</style>
+{%- endblock html_head_css -%}
+
+{% block data_png scoped %}
+<div class="jp-RenderedImage jp-OutputArea-output {{ extra_class }}">
+<img src="data:image/png;base64,{{ output.data['image/png'] | escape_html }}"
+     alt="{{ (output | get_metadata('alt', 'image/png') or '') | escape_html }}">
+</div>
+{% endblock data_png %}
+
+{% block footer_js %}
+<script>
+require([
+    "{{ resources.reveal.url_prefix }}/dist/reveal.js",
+    "{{ resources.reveal.url_prefix }}/plugin/notes/notes.js"
+  ], function (Reveal, RevealNotes) {
+    window.Reveal = Reveal;   // for the tests and the browser console
+    Reveal.initialize({
+      controls: true, progress: true, hash: true, center: false,
+      slideNumber: "c/t", transition: "{{ resources.reveal.transition }}",
+      transitionSpeed: "fast", width: {{ resources.reveal.width }},
+      height: {{ resources.reveal.height }}, margin: 0.03,
+      plugins: [RevealNotes]
+    });
+  });
+</script>
+{% endblock footer_js %}
+"""
+
+DECK_CSS = """
+html body .reveal .slides { text-align: left; }
+html body .reveal .slides > section > section { height: 100%; overflow-y: auto; padding: 0 0.5em; }
+html body .reveal h1 { font-size: 1.6em; } html body .reveal h2 { font-size: 1.25em; } html body .reveal h3 { font-size: 1.05em; }
+html body .reveal h1, html body .reveal h2, html body .reveal h3 { text-transform: none; text-align: left; }
+html body .reveal .jp-RenderedHTMLCommon { font-size: 24px; line-height: 1.35; }
+html body .reveal .jp-RenderedHTMLCommon p, html body .reveal .jp-RenderedHTMLCommon li { font-size: 24px; }
+html body .reveal pre, html body .reveal code, html body .reveal .jp-OutputArea-output pre { font-size: 16px; line-height: 1.3; }
+html body .reveal pre { box-shadow: none; width: 100%; }
+html body .reveal .jp-RenderedImage img, html body .reveal p.figure img { max-height: 520px; margin: 0 auto; display: block; }
+html body .reveal p.caption { font-size: 20px; font-style: italic; color: #444; text-align: center; }
+html body .reveal .admonition { border-left: 0.3em solid #0072b2; background: #f3f8fc;
+                      padding: 0.3em 0.8em; margin: 0.4em 0; }
+html body .reveal .admonition.myth-vs-fact { border-left-color: #d55e00; background: #fdf5ef; }
+html body .reveal .admonition-title { font-weight: bold; margin: 0.2em 0; }
+html body .reveal .jp-InputPrompt, html body .reveal .jp-OutputPrompt { display: none; }
+html body .reveal .deck-links { font-size: 22px; margin-top: 1.5em; }
+"""
+
+
+def export(cells, nb, title: str, stem: str) -> str:
+    import nbformat
+    from jinja2 import DictLoader
+    from nbconvert import SlidesExporter
+
+    deck = nbformat.v4.new_notebook()
+    deck.metadata = copy.deepcopy(nb.metadata)
+    deck.metadata["title"] = title
+    intro = (f'<p class="deck-links"><a href="../chapters/{stem}.html">Read the chapter</a>'
+             ' · press <kbd>?</kbd> for keys, <kbd>S</kbd> for speaker view</p>')
+    first = cells[0]
+    if first.cell_type == "markdown":
+        first.source += "\n\n" + intro
+    deck.cells = cells
+    exporter = SlidesExporter(
+        extra_loaders=[DictLoader({"course_deck.html.j2": TEMPLATE})],
+        template_file="course_deck.html.j2",
+        reveal_url_prefix=REVEAL, reveal_theme="white", reveal_transition="slide",
+        reveal_width="1280", reveal_height="800",
+        mathjax_url=MATHJAX, require_js_url=REQUIRE,
+        exclude_input_prompt=True, exclude_output_prompt=True,
+    )
+    body, _ = exporter.from_notebook_node(deck, resources={"course": {
+        "css": DECK_CSS, "widgets_config": WIDGETS_CONFIG, "widgets_embed": WIDGETS_EMBED}})
+    leaks = re.findall(r'<(?:script|link)[^>]+(?:src|href)="((?:https?:)?//[^"]+)"', body)
+    if leaks:
+        raise SlidesError(f"{stem}: the deck would load {leaks} from another server")
+    return body
+
+
+def count_slides(cells) -> int:
+    return sum(c.metadata["slideshow"]["slide_type"] in ("slide", "subslide") for c in cells)
+
+
+def chapter_title(nb, stem: str) -> str:
+    for cell in nb.cells:
+        if cell.cell_type == "markdown":
+            m = re.search(r"^#\s+(.*)$", cell.source, re.M)
+            if m:
+                return m.group(1).strip()
+    return stem
+
+
+def build_deck(stem: str, build: Path, out_dir: Path) -> dict:
+    nb = executed_notebook(stem, build)
+    glue = glue_values(nb, build, stem)
+    LABELS.clear()
+    LABELS.update(collect_labels(nb))
+    cells = assign_slides(chapter_units(nb, glue))
+    title = chapter_title(nb, stem)
+    body = export(cells, nb, title, stem)
+    path = out_dir / f"{stem}.slides.html"
+    path.write_text(body)
+    return {"file": path.name, "title": title, "slides": count_slides(cells),
+            "widgets": "widgets" in nb.metadata}
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("chapters", nargs="*", help="chapters/NN_*.md or .ipynb (default: all built)")
+    ap.add_argument("--build-dir", type=Path, default=ROOT / "_build",
+                    help="the book's _build folder (default: %(default)s)")
+    args = ap.parse_args(argv)
+    build = args.build_dir.resolve()
+    html_dir = build / "html"
+    try:
+        if not (html_dir / "index.html").exists():
+            raise SlidesError(f"{html_dir} has no site: run `make book` first.")
+        missing = [p for p in NEEDED_STATIC if not (html_dir / "_static" / p).exists()]
+        if missing:
+            raise SlidesError(f"the site lacks _static/{missing[0]}: run `make book` "
+                              "(it copies reveal.js, MathJax and the widget manager from npm).")
+        if args.chapters:
+            stems = [Path(c).stem for c in args.chapters]
+        else:                                    # every chapter the book built a page for
+            stems = sorted(p.stem for p in (html_dir / "chapters").glob("[0-9][0-9]_*.html")
+                           if (CHAPTERS / f"{p.stem}.ipynb").exists())
+        if not stems:
+            raise SlidesError(f"no chapter pages in {html_dir / 'chapters'}: run `make book` first.")
+        out_dir = html_dir / "slides"
+        out_dir.mkdir(exist_ok=True)
+        decks = {}
+        for stem in stems:
+            decks[stem] = build_deck(stem, build, out_dir)
+            d = decks[stem]
+            print(f"slides/{d['file']}: {d['slides']} slides"
+                  + (" (with widgets)" if d["widgets"] else ""))
+        listed = {}
+        manifest = out_dir / "decks.js"
+        if args.chapters and manifest.exists():   # keep the decks built earlier
+            m = re.search(r"=\s*(\{.*\});", manifest.read_text(), re.S)
+            listed = json.loads(m.group(1)) if m else {}
+        listed.update(decks)
+        listed = {k: v for k, v in sorted(listed.items()) if (out_dir / v["file"]).exists()}
+        manifest.write_text("// Written by scripts/build_slides.py: the chapters that have a deck.\n"
+                            f"window.mhaSlideDecks = {json.dumps(listed, indent=1)};\n")
+    except SlidesError as err:
+        print(f"build_slides: {err.code}", file=sys.stderr)
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,279 @@
+"""Launching a chapter elsewhere: Colab (the hidden install cell), Binder
+(binder/), JupyterHub (nbgitpuller links) and the slide decks. Every launch
+link of the built site must name a file that exists in the repository."""
+from __future__ import annotations
+
+import json
+import re
+import sys
+import types
+from pathlib import Path
+from urllib.parse import parse_qs, unquote, urlparse
+
+import jupytext
+import pytest
+import yaml
+
+from site_browser import SITE
+from test_book import ROOT, toc_files
+
+CONFIG = yaml.safe_load((ROOT / "_config.yml").read_text())
+REPO_URL = CONFIG["repository"]["url"].rstrip("/")
+BRANCH = CONFIG["repository"].get("branch", "main")
+ORG_REPO = urlparse(REPO_URL).path.strip("/")             # "org/name"
+LAUNCH = CONFIG.get("launch_buttons", {})
+
+
+def paired_notebooks() -> list[Path]:
+    """Every MyST notebook in chapters/ (jupytext front matter), NN_* and others."""
+    return sorted(p for p in (ROOT / "chapters").glob("*.md")
+                  if p.read_text().startswith("---\njupytext:"))
+
+
+NOTEBOOKS = paired_notebooks()
+SOURCES = NOTEBOOKS + [p.with_suffix(".ipynb") for p in NOTEBOOKS
+                       if p.with_suffix(".ipynb").exists()]
+PAGES = [f + ".html" for f in toc_files()]
+NOTEBOOK_PAGES = [p for p in PAGES if (ROOT / p.replace(".html", ".ipynb")).exists()]
+
+
+def first_code_cell(path: Path):
+    nb = jupytext.read(path)
+    return next(c for c in nb.cells if c.cell_type == "code")
+
+
+# --------------------------------------------------------------------------
+# Colab: the hidden first cell
+# --------------------------------------------------------------------------
+
+@pytest.mark.parametrize("path", SOURCES, ids=lambda p: p.name)
+def test_first_code_cell_is_the_hidden_colab_install(path: Path):
+    cell = first_code_cell(path)
+    assert "remove-cell" in cell.metadata.get("tags", []), \
+        f"{path.name}: the Colab cell must be tagged remove-cell (hidden on the site)"
+    assert 'if "google.colab" in sys.modules:' in cell.source, \
+        f"{path.name}: the first code cell must install only inside Colab"
+    m = re.search(r'%pip install -q "mhacourse @ git\+([^#"]+)#subdirectory=(\w+)"', cell.source)
+    assert m, f"{path.name}: the first code cell must %pip install mhacourse from the repository"
+    assert m.group(1).rstrip("/").removesuffix(".git") == REPO_URL, \
+        f"{path.name} installs from {m.group(1)}, but _config.yml's repository is {REPO_URL}"
+    assert (ROOT / m.group(2) / "pyproject.toml").exists(), \
+        f"{path.name}: #subdirectory={m.group(2)} holds no package"
+
+
+def _run_colab_cell(source: str, in_colab: bool) -> list[tuple[str, str]]:
+    """Run the cell as IPython would (magics -> get_ipython() calls) with a stub
+    shell that records them; return the (magic, argument) calls made."""
+    from IPython.core.inputtransformer2 import TransformerManager
+
+    python = TransformerManager().transform_cell(source)
+    calls: list[tuple[str, str]] = []
+
+    class Shell:
+        def run_line_magic(self, name, line, *args, **kw):
+            calls.append((name, line))
+
+        def system(self, cmd):
+            calls.append(("!", cmd))
+
+    saved = sys.modules.get("google.colab")
+    try:
+        if in_colab:
+            sys.modules["google.colab"] = types.ModuleType("google.colab")
+        else:
+            sys.modules.pop("google.colab", None)
+        exec(compile(python, "<colab cell>", "exec"), {"get_ipython": lambda: Shell()})
+    finally:
+        if saved is not None:
+            sys.modules["google.colab"] = saved
+        else:
+            sys.modules.pop("google.colab", None)
+    return calls
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.name)
+def test_colab_cell_does_nothing_outside_colab(path: Path):
+    source = first_code_cell(path).source
+    assert _run_colab_cell(source, in_colab=False) == [], \
+        f"{path.name}: the Colab cell ran a command outside Colab"
+    calls = _run_colab_cell(source, in_colab=True)
+    assert len(calls) == 1 and calls[0][0] == "pip" and "mhacourse @ git+" in calls[0][1], \
+        f"{path.name}: inside Colab the cell should run one %pip install, ran {calls}"
+
+
+# --------------------------------------------------------------------------
+# Binder: binder/ (repo2docker reads it in preference to the top level)
+# --------------------------------------------------------------------------
+
+def binder_requirements() -> dict[str, str]:
+    """name -> the full requirement line, from binder/requirements.txt."""
+    found = {}
+    for line in (ROOT / "binder" / "requirements.txt").read_text().splitlines():
+        line = line.split("#")[0].strip()
+        if line and not line.startswith("-"):
+            found[re.split(r"[=<>!~\[ ;]", line)[0].lower().replace("_", "-")] = line
+    return found
+
+
+def test_binder_pins_the_cpu_build_of_torch():
+    text = (ROOT / "binder" / "requirements.txt").read_text()
+    assert re.search(r"(?m)^--extra-index-url https://download\.pytorch\.org/whl/cpu\s*$", text)
+    torch = binder_requirements().get("torch", "")
+    assert re.fullmatch(r"torch==\d+\.\d+\.\d+\+cpu", torch), \
+        f"binder/requirements.txt must pin torch's CPU build exactly, has {torch!r}"
+    book = (ROOT / "requirements.txt").read_text()
+    pinned = re.search(r"(?m)^torch==([\d.]+)", book)
+    assert pinned and torch.startswith(f"torch=={pinned.group(1)}+"), \
+        "Binder's torch differs from the book's (requirements.txt)"
+
+
+def _with_dependencies(names: set[str]) -> set[str]:
+    """The distributions ``names`` pull in (as installed here), names normalised."""
+    import importlib.metadata as md
+
+    norm = lambda n: re.sub(r"[-_.]+", "-", n).lower()  # noqa: E731
+    todo, seen = [norm(n) for n in names], set()
+    while todo:
+        name = todo.pop()
+        if name in seen:
+            continue
+        seen.add(name)
+        try:
+            requires = md.requires(name) or []
+        except md.PackageNotFoundError:
+            continue
+        for r in requires:
+            if "extra ==" not in r:
+                todo.append(norm(re.split(r"[=<>!~\[ ;(]", r, maxsplit=1)[0]))
+    return seen
+
+
+def _imported_modules(source: str) -> set[str]:
+    """Top-level modules a cell or file imports (absolute imports only)."""
+    import ast
+
+    from IPython.core.inputtransformer2 import TransformerManager
+
+    tree = ast.parse(TransformerManager().transform_cell(source))   # %magics -> calls
+    found = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            found |= {a.name.split(".")[0] for a in node.names}
+        elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+            found.add(node.module.split(".")[0])
+    return found
+
+
+def test_binder_installs_what_the_chapters_import():
+    import importlib.metadata as md
+
+    dists = _with_dependencies(set(binder_requirements()))
+    provided = {"mhacourse"}                    # binder/postBuild installs it
+    provided |= {d.replace("-", "_") for d in dists}
+    for module, owners in md.packages_distributions().items():
+        if any(re.sub(r"[-_.]+", "-", o).lower() in dists for o in owners):
+            provided.add(module)
+    sources = [(path.name, cell.source) for path in NOTEBOOKS
+               for cell in jupytext.read(path).cells if cell.cell_type == "code"]
+    sources += [(f"code/mhacourse/{p.name}", p.read_text())      # and the package itself
+                for p in sorted((ROOT / "code" / "mhacourse").glob("*.py"))]
+    missing = {}
+    for where, source in sources:
+        for mod in _imported_modules(source):
+            if mod not in sys.stdlib_module_names and mod not in provided:
+                missing.setdefault(mod, where)
+    assert not missing, f"binder/requirements.txt lacks what chapters import: {missing}"
+
+
+def test_binder_post_build_installs_the_package():
+    post = ROOT / "binder" / "postBuild"
+    assert post.exists() and post.stat().st_mode & 0o111, "binder/postBuild must be executable"
+    text = post.read_text()
+    assert text.startswith("#!"), "binder/postBuild needs a shebang line"
+    # repo2docker runs it from the repository root
+    assert re.search(r"pip install .*-e \./code\b", text), "postBuild must install ./code"
+    runtime = (ROOT / "binder" / "runtime.txt").read_text().strip()
+    m = re.fullmatch(r"python-(\d+)\.(\d+)", runtime)
+    assert m, f"binder/runtime.txt: {runtime!r}"
+    needs = re.search(r'requires-python\s*=\s*">=(\d+)\.(\d+)"',
+                      (ROOT / "code" / "pyproject.toml").read_text())
+    assert needs and tuple(map(int, m.groups())) >= tuple(map(int, needs.groups())), \
+        "binder/runtime.txt's Python is older than the package needs"
+
+
+# --------------------------------------------------------------------------
+# The built site's launch links
+# --------------------------------------------------------------------------
+
+def built(page: str) -> str:
+    path = SITE / page
+    if not path.exists():
+        pytest.fail("the site is not built: run `make book` first")
+    return path.read_text()
+
+
+def launch_links(page: str) -> list[str]:
+    hosts = ["mybinder.org", "colab.research.google.com"]
+    hub = LAUNCH.get("jupyterhub_url", "").strip().rstrip("/")
+    if hub:
+        hosts.append(urlparse(hub).netloc)
+    pattern = r'href="(https://(?:%s)/[^"]+)"' % "|".join(map(re.escape, hosts))
+    return [unquote(u.replace("&amp;", "&")) for u in re.findall(pattern, built(page))]
+
+
+def repo_file(link: str) -> str:
+    """The repository path a launch link opens."""
+    u = urlparse(link)
+    query = parse_qs(u.query)
+    if u.netloc == "colab.research.google.com":
+        m = re.fullmatch(rf"/github/{re.escape(ORG_REPO)}/blob/{re.escape(BRANCH)}/(.+)", u.path)
+        assert m, f"{link}: not this repository's {BRANCH} branch"
+        return m.group(1)
+    if u.netloc == "mybinder.org":
+        assert u.path == f"/v2/gh/{ORG_REPO}/{BRANCH}", f"{link}: not this repository/branch"
+        path = query["urlpath"][0]
+        assert path.startswith("lab/tree/"), f"{link}: Binder should open JupyterLab (lab/tree/...)"
+        return path.removeprefix("lab/tree/")
+    # JupyterHub + nbgitpuller: /hub/user-redirect/git-pull?repo=..&urlpath=lab/tree/<name>/<path>
+    assert u.path.endswith("/hub/user-redirect/git-pull"), link
+    assert query["repo"][0].rstrip("/") == REPO_URL and query.get("branch", [BRANCH])[0] == BRANCH
+    name = ORG_REPO.split("/")[-1]
+    path = query["urlpath"][0]
+    assert path.startswith(f"lab/tree/{name}/"), f"{link}: nbgitpuller clones into {name}/"
+    return path.removeprefix(f"lab/tree/{name}/")
+
+
+@pytest.mark.parametrize("page", NOTEBOOK_PAGES)
+def test_every_launch_link_names_a_file_in_the_repository(page: str):
+    links = launch_links(page)
+    kinds = {urlparse(u).netloc for u in links}
+    assert {"mybinder.org", "colab.research.google.com"} <= kinds, \
+        f"{page}: Binder and Colab buttons expected, found {kinds}"
+    for link in links:
+        path = repo_file(link)
+        assert path == page.replace(".html", ".ipynb"), f"{link} opens {path}, not this page's notebook"
+        assert (ROOT / path).exists(), f"{link} names {path}, which is not in the repository"
+
+
+def test_jupyterhub_button_follows_the_config():
+    hub = LAUNCH.get("jupyterhub_url", "").strip()
+    for page in NOTEBOOK_PAGES:
+        has = "/hub/user-redirect/git-pull" in built(page)
+        assert has == bool(hub), \
+            f"{page}: JupyterHub button {'present' if has else 'absent'}, jupyterhub_url={hub!r}"
+
+
+def test_slides_links_name_decks_of_existing_chapters():
+    manifest = SITE / "slides" / "decks.js"
+    if not manifest.exists():
+        pytest.fail("no slides: run `make book` (it runs scripts/build_slides.py)")
+    decks = json.loads(re.search(r"=\s*(\{.*\});", manifest.read_text(), re.S).group(1))
+    assert decks, "decks.js lists no deck"
+    for stem, deck in decks.items():
+        assert (ROOT / "chapters" / f"{stem}.ipynb").exists(), f"a deck for a missing chapter {stem}"
+        assert (SITE / "slides" / deck["file"]).exists(), f"decks.js names a missing {deck['file']}"
+        assert (SITE / "chapters" / f"{stem}.html").exists(), f"{stem} has a deck but no page"
+    script = ROOT / "assets" / "site" / "slides-link.js"
+    assert "slides-link.js" in str(CONFIG["sphinx"]["config"]["html_js_files"]), \
+        "_config.yml must load assets/site/slides-link.js"
+    assert "slides/decks.js" in script.read_text()

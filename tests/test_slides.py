@@ -1,0 +1,163 @@
+"""The chapters' slide decks (scripts/build_slides.py, run by `make book`),
+opened in headless Chromium with every request that leaves the site blocked."""
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+import pytest
+
+from site_browser import SITE, offline_page, serve
+from test_book import ROOT, toc_files
+
+SLIDES = SITE / "slides"
+CHAPTER_PAGES = [f for f in toc_files()
+                 if re.fullmatch(r"chapters/[0-9][0-9]_[\w-]+", f) and (ROOT / f"{f}.ipynb").exists()]
+STEMS = [Path(f).name for f in CHAPTER_PAGES]
+
+
+def decks() -> dict:
+    manifest = SLIDES / "decks.js"
+    if not manifest.exists():
+        pytest.fail("no slides: run `make book` (it runs scripts/build_slides.py)")
+    return json.loads(re.search(r"=\s*(\{.*\});", manifest.read_text(), re.S).group(1))
+
+
+def has_math(deck_html: str) -> bool:
+    """TeX left in the deck's Markdown for MathJax (code and scripts aside)."""
+    text = re.sub(r"<(pre|script|style|code)\b.*?</\1>", "", deck_html, flags=re.S)
+    return bool(re.search(r"\$[^$<>\n]+\$|\\\(|\\\[|\\begin\{", text))
+
+
+@pytest.fixture(scope="module")
+def browser():
+    if not (SITE / "index.html").exists():
+        pytest.fail("the site is not built: run `make book` first")
+    with serve() as base, offline_page(base, width=1280, height=800) as (page, blocked):
+        yield base, page, blocked
+
+
+def test_every_chapter_has_a_deck():
+    listed = decks()
+    for stem in STEMS:
+        assert stem in listed, f"no deck for {stem}: run `make book`"
+        assert (SLIDES / listed[stem]["file"]).exists()
+    for stem in listed:
+        assert stem in STEMS, f"a deck for {stem}, which is not a chapter in _toc.yml"
+
+
+@pytest.mark.parametrize("stem", STEMS)
+def test_deck_loads_nothing_from_other_servers(stem):
+    text = (SLIDES / f"{stem}.slides.html").read_text()
+    remote = re.findall(r'<(?:script|link)[^>]+(?:src|href)="((?:https?:)?//[^"]+)"', text)
+    assert not remote, f"{stem} deck loads {remote}"
+    assert '"../_static/reveal/dist/reveal.js"' in text, "reveal.js must come from the site"
+    assert 'src="../_static/mathjax/tex-mml-chtml.js"' in text, "MathJax must come from the site"
+
+
+@pytest.mark.parametrize("stem", STEMS)
+def test_deck_opens_offline_and_every_slide_is_reached(browser, stem):
+    base, page, blocked = browser
+    blocked.clear()
+    errors: list[str] = []
+    on_error = lambda e: errors.append(str(e))  # noqa: E731
+    page.on("pageerror", on_error)
+    try:
+        _walk_deck(page, base, stem)
+    finally:
+        page.remove_listener("pageerror", on_error)
+    assert errors == [], f"{stem} deck: {errors}"
+    assert blocked == [], f"{stem} deck tried to reach {blocked}"
+
+
+def _walk_deck(page, base: str, stem: str) -> None:
+    page.goto(f"{base}/slides/{stem}.slides.html", wait_until="networkidle")
+    page.wait_for_function("window.Reveal && Reveal.isReady()", timeout=20_000)
+    total = page.evaluate("Reveal.getTotalSlides()")
+    assert total == decks()[stem]["slides"], "the deck's slide count differs from decks.js"
+    assert total >= 5, f"{stem}: only {total} slides"
+
+    # the keyboard works: the right arrow leaves the title slide
+    page.locator(".reveal").click(position={"x": 5, "y": 5})
+    page.keyboard.press("ArrowRight")
+    page.wait_for_function("Reveal.getIndices().h === 1", timeout=5_000)
+    page.evaluate("Reveal.slide(0, 0)")
+
+    seen = []
+    for _ in range(total + 2):
+        i = page.evaluate("Reveal.getIndices()")
+        seen.append((i["h"], i["v"]))
+        if page.evaluate("Reveal.isLastSlide()"):
+            break
+        page.evaluate("Reveal.next()")
+    assert len(set(seen)) == total, f"Reveal.next() reached {len(set(seen))} of {total} slides"
+    assert page.evaluate("Reveal.isLastSlide()")
+    assert page.locator(".reveal .admonition-title", has_text="Goals").count() == 1, \
+        "no Goals slide"
+    assert page.locator(".reveal section h2", has_text="Summary").count() == 1, \
+        "no Summary slide"
+    if has_math((SLIDES / f"{stem}.slides.html").read_text()):
+        page.wait_for_selector("mjx-container", state="attached", timeout=15_000)
+        assert page.locator("mjx-merror").count() == 0, f"MathJax error in the {stem} deck"
+
+
+@pytest.mark.parametrize("stem", STEMS)
+def test_deck_skips_exercises_and_the_colab_cell(stem):
+    text = (SLIDES / f"{stem}.slides.html").read_text()
+    assert "google.colab" not in text, "the hidden Colab cell is on a slide"
+    assert not re.search(r"<h2[^>]*>\s*Exercises", text), "the exercises are on a slide"
+    assert "{exercise}" not in text and "{solution}" not in text
+    assert not re.search(r":::\s*\{|```\{", text), "MyST directive left unconverted"
+
+
+def test_deck_widgets_work_offline(browser):
+    """A chapter's static widget (the precomputed explorer) reacts in its deck."""
+    base, page, blocked = browser
+    with_widgets = [s for s in STEMS if decks()[s].get("widgets")]
+    if not with_widgets:
+        pytest.skip("no chapter has widgets")
+    stem = with_widgets[0]
+    blocked.clear()
+    page.goto(f"{base}/slides/{stem}.slides.html", wait_until="networkidle")
+    page.wait_for_function("window.Reveal && Reveal.isReady()", timeout=20_000)
+    box = page.locator(".widget-vbox").first
+    box.wait_for(state="attached", timeout=15_000)
+    # go to the widget's slide
+    page.evaluate("""() => { const el = document.querySelector('.widget-vbox');
+        const s = el.closest('section'); const i = Reveal.getIndices(s);
+        Reveal.slide(i.h, i.v); }""")
+    page.wait_for_timeout(500)
+    img = box.locator("img:visible")
+    assert img.count() == 1, "the widget shows no picture in the deck"
+    before = img.get_attribute("alt")
+    buttons = box.locator("button:visible")
+    assert buttons.count() >= 2
+    buttons.nth(1).click()
+    page.wait_for_timeout(300)
+    after = box.locator("img:visible").get_attribute("alt")
+    assert after != before, "the picture did not change when the control moved"
+    assert blocked == []
+
+
+@pytest.mark.parametrize("page_name", CHAPTER_PAGES)
+def test_chapter_page_links_to_its_deck(browser, page_name):
+    base, page, blocked = browser
+    blocked.clear()
+    page.goto(f"{base}/{page_name}.html", wait_until="networkidle")
+    link = page.locator("a.slides-button")
+    link.wait_for(timeout=10_000)
+    href = link.get_attribute("href")
+    assert href.endswith(f"slides/{Path(page_name).name}.slides.html"), href
+    assert link.inner_text().strip() == "Slides"
+    link.click()
+    page.wait_for_function("window.Reveal && Reveal.isReady()", timeout=20_000)
+    assert page.url.split("#")[0].endswith(f"/slides/{Path(page_name).name}.slides.html")
+    assert blocked == []
+
+
+def test_no_slides_link_on_text_pages(browser):
+    base, page, _ = browser
+    page.goto(f"{base}/index.html", wait_until="networkidle")
+    page.wait_for_timeout(300)
+    assert page.locator("a.slides-button").count() == 0
