@@ -68,7 +68,7 @@ def check_attention(fn, as_numpy: bool = False) -> Verdict:
     V = torch.randn(S, d_v, generator=g, dtype=torch.float64)
     args = (Q.numpy(), K.numpy(), V.numpy()) if as_numpy else (Q, K, V)
     got, err = _call(fn, *args)
-    if err:
+    if err is not None:
         return err
     if not (isinstance(got, tuple) and len(got) == 2):
         return Verdict(False, "return a pair (output, weights), as "
@@ -116,7 +116,7 @@ def check_split_heads(fn) -> Verdict:
     B, L, h, d_k = 2, 3, 4, 5
     x = torch.arange(B * L * h * d_k, dtype=torch.float64).reshape(B, L, h * d_k)
     got, err = _call(fn, x, h)
-    if err:
+    if err is not None:
         return err
     got = _np(got)
     want = _np(split_heads(x, h))
