@@ -4,6 +4,7 @@ link of the built site must name a file that exists in the repository."""
 from __future__ import annotations
 
 import json
+import os
 import re
 import sys
 import types
@@ -53,12 +54,18 @@ def test_first_code_cell_is_the_hidden_colab_install(path: Path):
         f"{path.name}: the Colab cell must be tagged remove-cell (hidden on the site)"
     assert 'if "google.colab" in sys.modules:' in cell.source, \
         f"{path.name}: the first code cell must install only inside Colab"
-    m = re.search(r'%pip install -q "mhacourse @ git\+([^#"]+)#subdirectory=(\w+)"', cell.source)
-    assert m, f"{path.name}: the first code cell must %pip install mhacourse from the repository"
+    m = re.search(r"!git clone -q --depth 1 (\S+) (\S+)", cell.source)
+    assert m, f"{path.name}: the first code cell must clone the course repository"
     assert m.group(1).rstrip("/").removesuffix(".git") == REPO_URL, \
-        f"{path.name} installs from {m.group(1)}, but _config.yml's repository is {REPO_URL}"
-    assert (ROOT / m.group(2) / "pyproject.toml").exists(), \
-        f"{path.name}: #subdirectory={m.group(2)} holds no package"
+        f"{path.name} clones {m.group(1)}, but _config.yml's repository is {REPO_URL}"
+    clone = m.group(2)
+    assert f'%pip install -q "{clone}/code[notebook]"' in cell.source, \
+        f"{path.name}: the first code cell must install the clone's package"
+    assert f'os.environ["MHACOURSE_ASSETS"] = "{clone}/assets"' in cell.source, \
+        f"{path.name}: the explorer's models must be found in the clone"
+    assert (ROOT / "code" / "pyproject.toml").exists()
+    assert "notebook" in (ROOT / "code" / "pyproject.toml").read_text(), \
+        "code/pyproject.toml must define the [notebook] extra Colab installs"
 
 
 def _run_colab_cell(source: str, in_colab: bool) -> list[tuple[str, str]]:
@@ -77,6 +84,7 @@ def _run_colab_cell(source: str, in_colab: bool) -> list[tuple[str, str]]:
             calls.append(("!", cmd))
 
     saved = sys.modules.get("google.colab")
+    saved_env = dict(os.environ)  # the cell sets MHACOURSE_ASSETS in Colab
     try:
         if in_colab:
             sys.modules["google.colab"] = types.ModuleType("google.colab")
@@ -84,6 +92,8 @@ def _run_colab_cell(source: str, in_colab: bool) -> list[tuple[str, str]]:
             sys.modules.pop("google.colab", None)
         exec(compile(python, "<colab cell>", "exec"), {"get_ipython": lambda: Shell()})
     finally:
+        os.environ.clear()
+        os.environ.update(saved_env)
         if saved is not None:
             sys.modules["google.colab"] = saved
         else:
@@ -97,8 +107,9 @@ def test_colab_cell_does_nothing_outside_colab(path: Path):
     assert _run_colab_cell(source, in_colab=False) == [], \
         f"{path.name}: the Colab cell ran a command outside Colab"
     calls = _run_colab_cell(source, in_colab=True)
-    assert len(calls) == 1 and calls[0][0] == "pip" and "mhacourse @ git+" in calls[0][1], \
-        f"{path.name}: inside Colab the cell should run one %pip install, ran {calls}"
+    assert [c[0] for c in calls] == ["!", "pip"], \
+        f"{path.name}: inside Colab the cell should clone, then %pip install; ran {calls}"
+    assert calls[0][1].startswith("git clone") and "[notebook]" in calls[1][1]
 
 
 # --------------------------------------------------------------------------
