@@ -126,6 +126,20 @@ def _head_label(i: int, d_k: int) -> str:
     return f"head {i + 1}" if d_k >= 2 else f"h{i + 1}"
 
 
+def _split_sizes(x, blocks):
+    """``x`` (L, d_model) and its head blocks (h, L, d_k) as arrays, with their
+    sizes, refusing blocks that do not hold x's entries or too many heads."""
+    x, blocks = _np(x), _np(blocks)
+    L, d_model = x.shape
+    h, L_b, d_k = blocks.shape
+    if h * L_b * d_k != L * d_model:
+        raise ValueError(f"blocks {blocks.shape} do not hold the {L * d_model} "
+                         f"entries of x {x.shape}.")
+    if h > len(HEAD_COLORS):
+        raise ValueError(f"at most {len(HEAD_COLORS)} heads can be coloured; got h = {h}.")
+    return x, blocks, L, d_model, h, L_b, d_k
+
+
 def head_split_figure(x, blocks, title: str | None = None,
                       arrow_label: str = "", cell: float = 0.5):
     """Where each entry of a projection output lands when it is cut into heads.
@@ -140,14 +154,7 @@ def head_split_figure(x, blocks, title: str | None = None,
     """
     from matplotlib.patches import Rectangle
 
-    x, blocks = _np(x), _np(blocks)
-    L, d_model = x.shape
-    h, L_b, d_k = blocks.shape
-    if h * L_b * d_k != L * d_model:
-        raise ValueError(f"blocks {blocks.shape} do not hold the {L * d_model} "
-                         f"entries of x {x.shape}.")
-    if h > len(HEAD_COLORS):
-        raise ValueError(f"at most {len(HEAD_COLORS)} heads can be coloured; got h = {h}.")
+    x, blocks, L, d_model, h, L_b, d_k = _split_sizes(x, blocks)
     where = {}
     for t in range(L):
         for c in range(d_model):
@@ -210,7 +217,6 @@ def head_split_figure(x, blocks, title: str | None = None,
 
 # Okabe-Ito colours, one per head (they repeat after five heads; every block
 # is also labelled, so colour is never the only cue).
-HEAD_COLOURS = ("#0072b2", "#d55e00", "#009e73", "#cc79a7", "#e69f00")
 
 
 def head_blocks(ax, values, h: int, axis: int = 1, fmt: str = "{:.1f}",
@@ -239,14 +245,14 @@ def head_blocks(ax, values, h: int, axis: int = 1, fmt: str = "{:.1f}",
     for r in range(n_rows):
         for c in range(n_cols):
             i = (c if axis == 1 else r) // d_k
-            colour = HEAD_COLOURS[(first_head + i) % len(HEAD_COLOURS)]
+            colour = HEAD_COLORS[(first_head + i) % len(HEAD_COLORS)]
             ax.add_patch(Rectangle((c, r), 1, 1, facecolor=to_rgba(colour, 0.3),
                                    edgecolor="white", linewidth=1))
             if fmt:
                 ax.text(c + 0.5, r + 0.5, fmt.format(v[r, c]), ha="center",
                         va="center", fontsize=fontsize, color="black")
     for i in range(h):
-        colour = HEAD_COLOURS[(first_head + i) % len(HEAD_COLOURS)]
+        colour = HEAD_COLORS[(first_head + i) % len(HEAD_COLORS)]
         if axis == 1:
             xy, w, hgt = (i * d_k, 0), d_k, n_rows
             ax.text(i * d_k + d_k / 2, -0.15, names[i], ha="center", va="bottom",
@@ -492,14 +498,7 @@ def head_split_html(x, blocks, title: str = "", arrow_label: str = "") -> str:
     """
     import html
 
-    x, blocks = _np(x), _np(blocks)
-    L, d_model = x.shape
-    h, L_b, d_k = blocks.shape
-    if h * L_b * d_k != L * d_model:
-        raise ValueError(f"blocks {blocks.shape} do not hold the {L * d_model} "
-                         f"entries of x {x.shape}.")
-    if h > len(HEAD_COLORS):
-        raise ValueError(f"at most {len(HEAD_COLORS)} heads can be coloured; got h = {h}.")
+    x, blocks, L, d_model, h, L_b, d_k = _split_sizes(x, blocks)
     column = {float(x[t, c]): c for t in range(L) for c in range(d_model)}
     if len(column) != x.size:
         raise ValueError("the entries of x must be distinct, e.g. torch.arange, "
