@@ -1,0 +1,223 @@
+"""The synthetic task, the tiny model, and the committed checkpoints."""
+import importlib.util
+import json
+from pathlib import Path
+
+import pytest
+import torch
+
+from mhacourse import tasks
+from mhacourse import tiny_model as tm
+
+ROOT = Path(__file__).resolve().parents[2]
+MODELS = ROOT / "assets" / "models"
+
+
+@pytest.fixture(autouse=True)
+def one_thread():
+    n = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(n)
+
+
+# --- the task ---------------------------------------------------------------------
+
+def test_sample_is_deterministic():
+    a = tasks.sample(64, seed=3)
+    b = tasks.sample(64, seed=3)
+    c = tasks.sample(64, seed=4)
+    for u, v in zip(a, b):
+        assert torch.equal(u, v)
+    assert not torch.equal(a[0], c[0])
+    g1, g2 = torch.Generator().manual_seed(7), torch.Generator().manual_seed(7)
+    for _ in range(3):  # a stream of batches is reproducible too
+        assert torch.equal(tasks.sample(8, generator=g1)[0],
+                           tasks.sample(8, generator=g2)[0])
+
+
+def test_targets_on_a_hand_made_example():
+    words = "the cat sat the mat cat the".split()
+    # t=1 cat: new -> previous word "the"      t=4 mat: new -> "the"
+    # t=2 sat: new -> "cat"                    t=5 cat: seen at 1 -> x_2 "sat"
+    # t=3 the: seen at 0 -> x_1 "cat"          t=6 the: last seen at 3 -> x_4 "mat"
+    want_y = [None, "the", "cat", "cat", "the", "sat", "mat"]
+    want_kind = ["not scored", "previous", "previous", "lookup", "previous",
+                 "lookup", "lookup"]
+    assert tasks.targets_reference(words) == list(zip(want_y, want_kind))
+    y, kind = tasks.targets(torch.tensor([tasks.encode(words)]))
+    assert tasks.decode(y[0, 1:]) == want_y[1:]
+    assert [tasks.KIND_NAMES[k] for k in kind[0]] == want_kind
+
+
+def test_vectorised_targets_match_the_loop():
+    x, y, kind = tasks.sample(50, seed=11)
+    for b in range(len(x)):
+        ref = tasks.targets_reference(x[b].tolist())
+        assert [r[0] for r in ref[1:]] == y[b, 1:].tolist()
+        assert [r[1] for r in ref] == [tasks.KIND_NAMES[k] for k in kind[b]]
+
+
+def test_sequences_follow_the_documented_distribution():
+    cfg = tasks.TaskConfig()
+    x, _, kind = tasks.sample(500, cfg, seed=0)
+    assert x.shape == (500, cfg.L)
+    assert bool((x[:, 1:] != x[:, :-1]).all())  # no word follows itself
+    distinct = torch.tensor([len(set(row.tolist())) for row in x])
+    assert int(distinct.max()) <= cfg.n_max
+    assert 0.3 < float((kind == tasks.LOOKUP).float().mean()) < 0.7  # both parts common
+
+
+def test_vocabulary_and_tokenizer():
+    assert 100 <= len(tasks.VOCAB) <= 300
+    assert len(set(tasks.VOCAB)) == len(tasks.VOCAB)
+    assert tasks.tokenize("The animal didn't cross.") == ["the", "animal", "didn't",
+                                                          "cross", "."]
+    for s in tasks.EXAMPLE_SENTENCES:
+        assert tasks.UNK_ID not in tasks.encode(s), s
+    assert tasks.encode("the zebra") == [tasks.WORD_TO_ID["the"], tasks.UNK_ID]
+
+
+def test_baselines_are_what_the_docstring_says():
+    b = tasks.baselines(*tasks.sample(200, seed=0))
+    assert b["previous word"]["previous"] == 1.0
+    assert b["uniform"]["all"] == pytest.approx(1 / len(tasks.VOCAB))
+    assert b["random prefix word"]["lookup"] < b["previous word"]["lookup"] < 0.5
+
+
+# --- the model ----------------------------------------------------------------------
+
+def test_attention_rows_sum_to_one_and_are_causal():
+    cfg = tm.TinyConfig(h=4, d_k=8)
+    model = tm.TinyTransformer(cfg, seed=1)
+    x, _, _ = tasks.sample(3, seed=0)
+    logits, attention = model(x, return_attention=True)
+    L = x.shape[1]
+    assert logits.shape == (3, L, cfg.vocab_size)
+    assert len(attention) == cfg.n_layers
+    above = torch.ones(L, L, dtype=torch.bool).triu(1)
+    for A in attention:
+        assert A.shape == (3, cfg.h, L, L)
+        assert torch.allclose(A.sum(-1), torch.ones(3, cfg.h, L))
+        assert bool((A[..., above] == 0).all())
+    # and no look-ahead: changing later words leaves earlier outputs alone
+    x2 = x.clone()
+    x2[:, 9:] = (x2[:, 9:] + 1) % cfg.vocab_size
+    assert torch.allclose(model(x2)[:, :9], logits[:, :9])
+
+
+def test_save_load_round_trip(tmp_path):
+    cfg = tm.TinyConfig(h=2, d_k=8)
+    model, _ = tm.train(cfg, steps=5, seed=0)
+    x, _, _ = tasks.sample(4, seed=0)
+    # float32 files: exactly the same outputs
+    back = tm.load(tm.save(model, tmp_path / "m32.safetensors", dtype=torch.float32,
+                           extra={"note": "hi"}))
+    assert torch.equal(back(x), model(x))
+    assert back.extra == {"note": "hi"} and back.cfg == cfg
+    # float16 files: the outputs of the float16-rounded weights, and a second
+    # save/load changes nothing
+    back16 = tm.load(tm.save(model, tmp_path / "m16.safetensors"))
+    rounded = tm.TinyTransformer(cfg)
+    rounded.load_state_dict({k: v.half().float()
+                             for k, v in model.state_dict().items()})
+    assert torch.equal(back16(x), rounded(x))
+    again = tm.load(tm.save(back16, tmp_path / "again.safetensors"))
+    assert torch.equal(again(x), back16(x))
+
+
+def test_untrained_models_are_stored_as_their_seed(tmp_path):
+    cfg = tm.TinyConfig(h=4, d_k=8)
+    init = tm.TinyTransformer(cfg, seed=5)
+    path = tm.save(init, tmp_path / "init.safetensors", init_seed=5)
+    assert path.stat().st_size < 1000
+    x, _, _ = tasks.sample(2, seed=0)
+    assert torch.equal(tm.load(path)(x), init(x))
+    with pytest.raises(ValueError, match="not"):
+        tm.save(init, tmp_path / "bad.safetensors", init_seed=6)
+
+
+def test_bad_sizes_raise():
+    with pytest.raises(ValueError, match="positive"):
+        tm.TinyConfig(h=0)
+    model = tm.TinyTransformer(tm.TinyConfig(h=1, d_k=8))
+    with pytest.raises(ValueError, match="sequence length"):
+        model(torch.zeros(1, model.cfg.max_len + 1, dtype=torch.long))
+
+
+def test_short_training_beats_chance():
+    """About 250 steps (a few seconds): the previous-word part is learned
+    well past every baseline that ignores the previous word."""
+    data = tm.heldout(n=256)
+    _, m = tm.train(tm.TinyConfig(h=4, d_k=8), steps=250, seed=0, eval_data=data)
+    b = tasks.baselines(*data)
+    assert m["accuracy"] > 2 * b["random prefix word"]["all"]
+    assert m["previous"] > 0.5
+    assert m["accuracy"] > 50 * b["uniform"]["all"]
+
+
+def test_attention_on_a_sentence():
+    model = tm.TinyTransformer(tm.TinyConfig(h=2, d_k=8))
+    tokens, attention = tm.attention_on(model, "The zebra sat on the mat.")
+    assert tokens == ["the", "[UNK]", "sat", "on", "the", "mat", "."]
+    assert [tuple(A.shape) for A in attention] == [(2, 7, 7)] * 2
+    with pytest.raises(ValueError, match="sequence length"):
+        tm.attention_on(model, "the cat " * 20)
+
+
+# --- committed checkpoints ----------------------------------------------------------
+
+def committed():
+    path = MODELS / "metrics.json"
+    assert path.exists(), f"{path} missing: run scripts/train_tiny_models.py"
+    return json.loads(path.read_text())
+
+
+def test_committed_checkpoints_reproduce_their_accuracy():
+    metrics = committed()
+    assert not metrics["quick"]
+    data = tm.heldout()
+    assert len(metrics["models"]) == 2 * 4 * 3  # trained + untrained, 4 h x 3 d_k
+    for entry in metrics["models"]:
+        model = tm.load(MODELS / entry["file"])
+        assert (model.cfg.h, model.cfg.d_k) == (entry["h"], entry["d_k"])
+        got = tm.evaluate(model, data)
+        for key in ("accuracy", "previous", "lookup"):
+            assert got[key] == pytest.approx(entry[key], abs=1e-3), (entry["name"], key)
+
+
+def test_committed_models_learned_the_task():
+    by_name = {e["name"]: e for e in committed()["models"]}
+    for name, e in by_name.items():
+        if e["trained"]:
+            assert e["accuracy"] > by_name[name + "_init"]["accuracy"] + 0.3, name
+        else:
+            assert e["accuracy"] < 0.02, name  # untrained: about 1 / vocab_size
+
+
+def test_committed_heads_do_what_metrics_json_says():
+    """Layer 1 of the trained models holds previous-token heads and layer 2
+    induction heads wherever the lookup is solved; re-measured for one model."""
+    by_name = {e["name"]: e for e in committed()["models"]}
+    for e in by_name.values():
+        if e["trained"] and e["lookup"] > 0.8:
+            assert max(s["previous"] for s in e["head_scores"][0]) > 0.9, e["name"]
+            assert max(s["induction"] for s in e["head_scores"][1]) > 0.7, e["name"]
+    e = by_name["h2_dk16"]
+    scores = tm.head_scores(tm.load(MODELS / e["file"]))
+    for layer, want_layer in zip(scores, e["head_scores"]):
+        for got, want in zip(layer, want_layer):
+            assert got == pytest.approx(want, abs=1e-3)
+
+
+def test_quick_script_run(tmp_path):
+    spec = importlib.util.spec_from_file_location(
+        "train_tiny_models", ROOT / "scripts" / "train_tiny_models.py")
+    script = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(script)
+    assert script.main(["--quick", "--out", str(tmp_path)]) == 0
+    metrics = json.loads((tmp_path / "metrics.json").read_text())
+    assert metrics["quick"] and len(metrics["models"]) == 4
+    for entry in metrics["models"]:
+        got = tm.evaluate(tm.load(tmp_path / entry["file"]))
+        assert got["accuracy"] == pytest.approx(entry["accuracy"], abs=1e-3)
