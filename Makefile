@@ -45,5 +45,5 @@ _build/.site-assets: $(wildcard assets/site/*) _config.yml _vendor/.stamp
 	rm -rf _build/html
 	mkdir -p _build && touch $@
 
-clean:
+clean:  # the HTML and the execution cache (package changes do not invalidate it)
 	rm -rf _build _vendor
