@@ -634,9 +634,7 @@ def accuracy_vs_heads(ax, h, curves: dict, d_model: int | None = None,
         ax.errorbar(h, mean, yerr=yerr, color=colour, marker=marker, ls=ls,
                     capsize=3, label=name)
     for label, (value, colour) in (baselines or {}).items():
-        ax.axhline(value, color=colour, ls=":", lw=1.2)
-        ax.text(h[-1], value, label, color=colour, fontsize=7, ha="right",
-                va="bottom")
+        ax.axhline(value, color=colour, ls=":", lw=1.2, label=label)
     ax.set_xscale("log", base=2)
     ax.set_xticks(h)
     if d_model is not None:
@@ -650,5 +648,7 @@ def accuracy_vs_heads(ax, h, curves: dict, d_model: int | None = None,
     ax.set_ylabel("held-out accuracy")
     if title:
         ax.set_title(title, fontsize=9)
-    ax.legend(fontsize=7, loc="lower left")
+    # below the axes, so that it never hides a curve or a baseline
+    ax.legend(fontsize=7, loc="upper center", bbox_to_anchor=(0.5, -0.3),
+              ncols=3, frameon=False)
     return ax
