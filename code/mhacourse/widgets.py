@@ -139,21 +139,27 @@ class AttentionExplorer:
         display(self.widget)
 
 
-def static_tiny_explorer(sentences=None, hs=None, d_ks=None, layer: int = 2) -> W.VBox:
+def static_tiny_explorer(sentences=None, hs=None, d_ks=None, layers=(1, 2),
+                         default_h: int = 4, default_d_k: int = 16) -> W.VBox:
     """The tiny models' explorer for a page without a kernel: every
-    (trained?, h, d_k, sentence) combination precomputed."""
+    (trained?, h, d_k, layer, sentence) combination precomputed."""
     from . import explorer as ex
 
     sentences = list(sentences or ex.EXAMPLES)
+    hs, d_ks = list(hs or ex.GRID_H), list(d_ks or ex.GRID_DK)
+    defaults = [0, hs.index(default_h) if default_h in hs else 0,
+                d_ks.index(default_d_k) if default_d_k in d_ks else 0,
+                len(layers) - 1, 0]
     return precomputed_explorer(
         [("Weights", [("trained", True), ("untrained", False)]),
-         ("h (heads)", [(str(h), h) for h in (hs or ex.GRID_H)]),
-         ("d_k", [(str(d), d) for d in (d_ks or ex.GRID_DK)]),
+         ("h (heads)", [(str(h), h) for h in hs]),
+         ("d_k", [(str(d), d) for d in d_ks]),
+         ("Layer", [(str(n), n) for n in layers]),
          ("Sentence", [(s, s) for s in sentences])],
-        lambda trained, h, d_k, sentence: _render_view(
+        lambda trained, h, d_k, layer, sentence: _render_view(
             ex.tiny_view(sentence, h, d_k, trained=trained, layer=layer)),
-        kinds=["toggle", "toggle", "toggle", "dropdown"],
-        names=["trained", "h", "d_k", "sentence"])
+        kinds=["toggle", "toggle", "toggle", "toggle", "dropdown"],
+        names=["trained", "h", "d_k", "layer", "sentence"], defaults=defaults)
 
 
 def static_minilm_explorer(sentences=None, layers=(1, 2, 3, 4, 5, 6)) -> W.VBox:

@@ -92,10 +92,14 @@ def test_bad_input_shows_one_line_and_the_explorer_keeps_working(setting, messag
 
 
 def test_static_explorers_hold_every_combination():
-    box = static_tiny_explorer(sentences=ex.EXAMPLES[:2], hs=(1, 2), d_ks=(8,))
+    box = static_tiny_explorer(sentences=ex.EXAMPLES[:2], hs=(1, 2), d_ks=(8,),
+                               default_h=2, default_d_k=8)
     controls, stack = box.children
-    assert [c.description for c in controls.children] == ["Weights", "h (heads)", "d_k", "Sentence"]
-    leaves = stack.children[0].children[1].children[0].children  # trained, h=2, d_k=8
+    assert [c.description for c in controls.children] == \
+        ["Weights", "h (heads)", "d_k", "Layer", "Sentence"]
+    assert [c.index for c in controls.children] == [0, 1, 0, 1, 0]  # h = 2, layer 2
+    leaves = stack.children[0].children[1].children[0].children[0].children  # trained, h=2, d_k=8, layer 1
     assert len(leaves) == 2 and n_heads_drawn(leaves[0].value) == 2
+    assert "layer 1 of 2" in leaves[0].value
     m = static_minilm_explorer(sentences=ex.EXAMPLES[:1], layers=(1, 6))
     assert n_heads_drawn(m.children[1].children[1].children[0].value) == 12
