@@ -792,6 +792,22 @@ def _ch04_attention(h: int = 3, L: int = 7) -> torch.Tensor:
     return torch.softmax(scores, dim=-1)  # (h, L, L)
 
 
+def _learner_array(fn, arg, wanted: str):
+    """Run a learner's ``fn(arg)`` and return ``(array, None)``, or
+    ``(None, Verdict)`` when it raised, returned None or returned no array
+    (``wanted`` says what it should return)."""
+    got, err = _call(fn, arg)
+    if err is not None:  # a Verdict is falsy when not ok: test for None
+        return None, err
+    if got is None:
+        return None, Verdict(False, "your function returned None: did you forget "
+                                    "`return`?")
+    try:
+        return _np(got), None
+    except (TypeError, ValueError):
+        return None, Verdict(False, f"return {wanted}; got {type(got).__name__}.")
+
+
 def check_previous_token_score(fn) -> Verdict:
     """Check ``fn(A) -> (h,)``: each head's mean attention to the previous
     token, ``mean over q = 1..L-1 of A[i, q, q-1]``, for ``A`` (h, L, L).
@@ -805,17 +821,9 @@ def check_previous_token_score(fn) -> Verdict:
     """
     h, L = 3, 7
     A = _ch04_attention(h, L)
-    got, err = _call(fn, A.clone())
-    if err is not None:  # a Verdict is falsy when not ok: test for None
+    g, err = _learner_array(fn, A.clone(), f"a tensor of {h} numbers, one per head")
+    if err is not None:
         return err
-    if got is None:
-        return Verdict(False, "your function returned None: did you forget "
-                              "`return`?")
-    try:
-        g = _np(got)
-    except (TypeError, ValueError):
-        return Verdict(False, f"return a tensor of {h} numbers, one per head; got "
-                              f"{type(got).__name__}.")
     sub = torch.diagonal(A, offset=-1, dim1=-2, dim2=-1)  # (h, L-1): A[q, q-1]
     want = sub.mean(-1)  # (h,)
     if g.shape == (h, L - 1) and _close(g, sub):
@@ -893,16 +901,9 @@ def check_row_entropy(fn) -> Verdict:
     """
     A = _ch04_entropy_attention()
     h, L, _ = A.shape
-    got, err = _call(fn, A.clone())
-    if err is not None:  # a Verdict is falsy when not ok: test for None
+    g, err = _learner_array(fn, A.clone(), f"a ({h}, {L}) tensor")
+    if err is not None:
         return err
-    if got is None:
-        return Verdict(False, "your function returned None: did you forget "
-                              "`return`?")
-    try:
-        g = _np(got)
-    except (TypeError, ValueError):
-        return Verdict(False, f"return a ({h}, {L}) tensor; got {type(got).__name__}.")
     H = -torch.xlogy(A, A).sum(-1)  # (h, L) in nats
     want = H / math.log(L)
     if np.isnan(g).any():
