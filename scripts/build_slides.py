@@ -685,6 +685,8 @@ require([
 
 DECK_CSS = """
 html body .reveal .slides { text-align: left; }
+html body .reveal .jp-InputPrompt, html body .reveal .jp-OutputPrompt { display: none; }
+html body .reveal .jp-Cell, html body .reveal .jp-RenderedHTMLCommon { max-width: 100%; box-sizing: border-box; overflow-wrap: anywhere; }
 html body .reveal .slides > section > section { height: 100%; overflow-y: auto; padding: 0 0.5em; }
 html body .reveal h1 { font-size: 1.6em; } html body .reveal h2 { font-size: 1.25em; } html body .reveal h3 { font-size: 1.05em; }
 html body .reveal h1, html body .reveal h2, html body .reveal h3 { text-transform: none; text-align: left; }
