@@ -7,7 +7,21 @@ Modules, in course order:
 - :mod:`mhacourse.heads` — split ``d_model`` into ``h`` heads and merge them back
 - :mod:`mhacourse.multihead` — multi-head attention (loop and batched), ``W_O``
 - :mod:`mhacourse.block` — the transformer block (post-LN and pre-LN)
+- :mod:`mhacourse.gqa` — multi-query and grouped-query attention
 - :mod:`mhacourse.reference_np` — the same mathematics in NumPy
+
+Models and analysis:
+
+- :mod:`mhacourse.bert` — the real all-MiniLM-L6-v2 model, run by the modules above
+- :mod:`mhacourse.head_analysis` — what its heads do: statistics, classes, ablation
+- :mod:`mhacourse.tasks`, :mod:`mhacourse.tiny_model` — tiny models trained in the course
+- :mod:`mhacourse.explorer` — what the attention explorer shows
+
+Teaching (math <- plotting <- widgets):
+
+- :mod:`mhacourse.checks` — exercise checkers that say what is wrong
+- :mod:`mhacourse.plotting`, :mod:`mhacourse.plotting_html` — figures and HTML heatmaps
+- :mod:`mhacourse.widgets` — controls wired to the plotting functions
 """
 from .attention import attention_scores, scaled_dot_product_attention, softmax
 from .block import TransformerBlock, feed_forward, layer_norm
