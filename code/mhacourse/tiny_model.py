@@ -115,22 +115,29 @@ class TinyTransformer(nn.Module):
         logits, attention = self.core(ids)
         return (logits, attention) if return_attention else logits
 
-    def core(self, ids: torch.Tensor):
+    def core(self, ids: torch.Tensor, return_inputs: bool = False):
         """:meth:`forward` with no input checks, for ``torch.onnx.export``
         (the in-browser explorer runs the exported graph).
 
         Shapes: ``ids`` (B, L) -> ``(logits (B, L, vocab_size),
-        [A_1, ..., A_n])``, each ``A_l`` (B, h, L, L).
+        [A_1, ..., A_n])``, each ``A_l`` (B, h, L, L). With
+        ``return_inputs=True`` also ``[Z_1, ..., Z_n]``, what each layer's
+        attention reads (B, L, d_model): ``LayerNorm(x)`` in these pre-LN
+        blocks. The blocks run :meth:`TransformerBlock.core`, so hooks on the
+        attention modules are not called; use these inputs instead.
         """
         L = ids.shape[1]
         x = self.W_E[ids] + self.W_pos[:L]  # (B, L, d_model)
         mask = causal_core(L, L, device=ids.device)  # (L, L), True = blocked
-        attention = []
+        attention, inputs = [], []
         for block in self.blocks:
+            if return_inputs:
+                inputs.append(block.ln1(x) if block.pre_ln else x)  # (B, L, d_model)
             x, A = block.core(x, mask)  # A: (B, h, L, L)
             attention.append(A)
         x = layer_norm(x, self.gamma_f, self.beta_f)  # (B, L, d_model)
-        return x @ self.W_U, attention  # (B, L, V), n_layers x (B, h, L, L)
+        logits = x @ self.W_U  # (B, L, V)
+        return (logits, attention, inputs) if return_inputs else (logits, attention)
 
 
 def n_params(model: nn.Module) -> int:
