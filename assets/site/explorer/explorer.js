@@ -369,9 +369,13 @@
       var img = baseImage(v.data, i * LL, L);
       var c = el("canvas", { class: "mha-thumb", tabindex: "0", role: "img",
         "aria-label": v.titles[i] + ": " + topSummary(i, 6) + ". Arrow keys move between cells; Enter shows this head large." });
-      var title = el("span", { class: "mha-thumb-title", text: v.titles[i] + (v.delta ? " · max change " + v.delta[i].toFixed(2) : "") });
+      var title = el("span", { class: "mha-thumb-title" });
+      if (v.minilm && minilmState === "ready") { title.appendChild(headToggle(i)); } else { title.appendChild(document.createTextNode(v.titles[i])); }
+      if (v.delta) {
+        title.appendChild(el("span", { class: "mha-delta", text: " Δ" + v.delta[i].toFixed(2),
+          title: "largest change of a weight in this head after switching heads off" }));
+      }
       var fig = el("figure", { class: "mha-thumb-fig" + (i === S.head ? " mha-selected" : "") }, [title, c]);
-      if (v.minilm && minilmState === "ready") { fig.appendChild(headToggle(i)); }
       grid.appendChild(fig);
       thumbs.push({ canvas: c, img: img, size: size });
       paint(c, img, L, size, { left: 0, top: 0 }, false, null);
@@ -402,7 +406,8 @@
     var box = el("input", { type: "checkbox", id: id });
     box.checked = !S.off[k];
     box.addEventListener("change", function () { S.off[k] = !box.checked; update("ablate"); });
-    return el("span", { class: "mha-toggle" }, [box, el("label", { for: id, text: "use head " + (i + 1) })]);
+    return el("span", { class: "mha-toggle", title: "Untick to switch this head off" },
+      [box, el("label", { for: id, text: "Head " + (i + 1) })]);
   }
 
   function weightAt(i, q, k) { var L = view.L; return view.data[i * L * L + q * L + k]; }
