@@ -66,10 +66,13 @@ def bench_navigation(browser, base, runs=5):
         page.wait_for_function("window.mhaExplorer.timings.some(t => t.reason === 'engine-ready')")
         ready.append(1000 * (time.perf_counter() - t0))
         sizes.append(page.evaluate(BYTES))
+        largest = page.evaluate("""() => performance.getEntriesByType('resource')
+            .map(e => [e.name.split('/').pop(), e.encodedBodySize || 0])
+            .sort((a, b) => b[1] - a[1]).slice(0, 3)""")
         context.close()
     return {"first_paint_ms": median(first), "engine_ready_ms": median(ready),
             "engine_ready_ms_all": [round(x) for x in ready],
-            "page_open_bytes": int(statistics.median(sizes))}
+            "page_open_bytes": int(statistics.median(sizes)), "largest_files": largest}
 
 
 def bench_typing(page, cells, keys=30):
