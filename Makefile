@@ -8,10 +8,11 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 JB_FLAGS := -W -n --keep-going
 NOTEBOOKS := $(wildcard chapters/[0-9][0-9]_*.md) chapters/explorer.md
+IPYNBS := $(NOTEBOOKS:.md=.ipynb)
 
-.PHONY: book test sync clean classroom-check
+.PHONY: book test test-quick sync clean classroom-check FORCE
 
-book: $(VENV)/.book-deps _vendor/.stamp _generated/.stamp _build/.site-assets
+book: $(VENV)/.book-deps _vendor/.stamp _generated/.stamp _build/.site-assets $(IPYNBS) _build/.package-hash
 	MHACOURSE_BUILD=1 $(BIN)/jupyter-book build . $(JB_FLAGS)
 	$(BIN)/python scripts/build_slides.py
 	$(BIN)/python scripts/build_handouts.py
@@ -19,6 +20,28 @@ book: $(VENV)/.book-deps _vendor/.stamp _generated/.stamp _build/.site-assets
 
 test: $(VENV)/.test-deps book
 	$(BIN)/python -m pytest
+
+# The package's own tests only (no book, no browser): about a minute.
+test-quick: $(VENV)/.test-deps
+	$(BIN)/python -m pytest code/tests -q
+
+# The book builds the outputs-free .ipynb; an edited chapter .md regenerates
+# its .ipynb first, so `make book` always shows the edit.
+chapters/%.ipynb: chapters/%.md $(VENV)/.book-deps
+	$(BIN)/jupytext --to ipynb --update $< -o $@ -q
+
+# The execution cache keys on each chapter's cells only; every chapter imports
+# the package, so when code/mhacourse changes, the cache is dropped and every
+# chapter is executed again.
+_build/.package-hash: FORCE
+	@mkdir -p _build
+	@cat code/mhacourse/*.py code/pyproject.toml | sha256sum > $@.new
+	@if ! cmp -s $@.new $@; then \
+	  echo "code/mhacourse changed: dropping the execution cache"; \
+	  rm -rf _build/.jupyter_cache; mv $@.new $@; \
+	else rm $@.new; fi
+
+FORCE:
 
 # Regenerate the outputs-free .ipynb of each chapter from its MyST .md (or the
 # .md from an .ipynb edited in Jupyter, whichever is newer).
