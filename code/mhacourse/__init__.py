@@ -23,6 +23,7 @@ Teaching (math <- plotting <- widgets):
 - :mod:`mhacourse.plotting`, :mod:`mhacourse.plotting_html` — figures and HTML heatmaps
 - :mod:`mhacourse.widgets` — controls wired to the plotting functions
 """
+from ._validate import InputError, InputTypeError
 from .attention import attention_scores, scaled_dot_product_attention, softmax
 from .block import TransformerBlock, feed_forward, layer_norm
 from .config import MHAConfig
