@@ -52,6 +52,11 @@ class InputTypeError(InputError, TypeError):
     where a number is). Both an :class:`InputError` and a ``TypeError``."""
 
 
+class InputFileError(InputError, FileNotFoundError):
+    """A path argument that names no such file or folder. Both an
+    :class:`InputError` and a ``FileNotFoundError``."""
+
+
 def describe(value) -> str:
     """A short description of ``value`` for a message: its type name first
     (``ndarray``, ``list``, ``str``), then its dtype and shape or its value."""

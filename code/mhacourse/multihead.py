@@ -182,6 +182,8 @@ def head_contributions(concat: torch.Tensor, W_O: torch.Tensor, h: int):
     """
     _check_projection(concat, W_O, None)
     check_ndim("concat", concat.shape, 3, "(B, L, d_model)")
+    check_finite("concat", concat, option=False)
+    check_finite("W_O", W_O, option=False)
     heads = split_heads(concat, h)  # (B, h, L, d_k)
     d_k = heads.shape[-1]
     W_O_i = W_O.reshape(h, d_k, W_O.shape[1])  # (h, d_k, d_model): row blocks
@@ -227,9 +229,8 @@ def _check_projection(concat, W_O, b_O) -> None:
             f"concat must end in d_model = {W_O.shape[0]} (the rows of W_O); "
             f"got concat {tuple(concat.shape)} and W_O {tuple(W_O.shape)}.")
     check_same_dtype(concat=concat, W_O=W_O, b_O=b_O)
-    for name, t in (("concat", concat), ("W_O", W_O), ("b_O", b_O)):
-        if t is not None:
-            check_finite(name, t, option=False)
+    # types and shapes only (no value checks): output_projection also runs
+    # inside the exported core (mha_core)
 
 
 def combine_masks(
