@@ -26,12 +26,13 @@ __all__ = ["causal_mask", "padding_mask", "to_sdpa_mask", "as_additive",
 MAX_MASK_ENTRIES = 10**8
 
 
-def _check_size(L: int, S: int) -> None:
+def _check_size(L: int, S: int, names: tuple[str, str] = ("L", "S")) -> None:
     if L * S > MAX_MASK_ENTRIES:
         raise InputError(
-            f"a ({L}, {S}) mask has {L * S:,} entries, more than the "
-            f"{MAX_MASK_ENTRIES:,} allowed (memory: each is a byte, and the "
-            "attention weights would need 4 bytes each). Use shorter sequences.")
+            f"{names[0]} = {L} and {names[1]} = {S} make a ({L}, {S}) mask of "
+            f"{L * S:,} entries, more than the {MAX_MASK_ENTRIES:,} allowed "
+            "(memory: each is a byte, and the attention weights would need 4 "
+            "bytes each). Use shorter sequences.")
 
 
 def causal_mask(L: int, S: int | None = None, device=None) -> torch.Tensor:
@@ -62,7 +63,7 @@ def padding_mask(lengths, S: int, device=None) -> torch.Tensor:
     """
     S = check_positive_int("S (key length)", S)
     lengths = _as_lengths(lengths)
-    _check_size(len(lengths), S)
+    _check_size(len(lengths), S, ("B = len(lengths)", "S"))
     bad = [n for n in lengths if not 1 <= n <= S]
     if bad:
         raise InputError(

@@ -477,6 +477,8 @@ def multi_head_attention_fast(
     K = split_heads(_linear(key, w.W_K, w.b_K), h)  # (B, h, S, d_k), a view
     V = split_heads(_linear(value, w.W_V, w.b_V), h)  # (B, h, S, d_k), a view
     sdpa_mask = None if mask is None else to_sdpa_mask(mask)
+    if sdpa_mask is not None and sdpa_mask.is_floating_point():
+        sdpa_mask = sdpa_mask.to(Q.dtype)  # the fused kernel wants one dtype
     heads = F.scaled_dot_product_attention(Q, K, V, attn_mask=sdpa_mask)
     # heads: (B, h, L, d_k); the CPU kernel stores it as (B, L, h, d_k), like
     # Q, so merge_heads is a view, not a copy
