@@ -175,11 +175,19 @@ def check_tensor(name: str, value, *, ndim: int | Sequence[int] | None = None,
     return value
 
 
+def exporting() -> bool:
+    """True while ``torch.onnx.export`` / ``torch.export`` / ``torch.jit.trace``
+    trace the code: then value checks are skipped, so the exported graph holds
+    the computation only (a check on tensor values cannot be traced)."""
+    return torch.jit.is_tracing() or torch.compiler.is_compiling()
+
+
 def check_finite(name: str, t: torch.Tensor, allow_nonfinite: bool = False,
                  option: bool = True) -> None:
     """Refuse NaN and +-inf in ``t`` (unless ``allow_nonfinite``), naming the
-    first bad position. ``option``: the function offers ``allow_nonfinite``."""
-    if allow_nonfinite or t.numel() == 0:
+    first bad position. ``option``: the function offers ``allow_nonfinite``.
+    Skipped while the code is being exported (:func:`exporting`)."""
+    if allow_nonfinite or t.numel() == 0 or exporting():
         return
     bad = ~torch.isfinite(t.detach())
     if not bool(bad.any()):

@@ -57,6 +57,9 @@ def attention_scores(Q: torch.Tensor, K: torch.Tensor,
                      numpy_hint=NUMPY_HINT)
     check_same_dtype(Q=Q, K=K)
     _check_pair(Q, K)
+    if Q.shape[-1] == 0:
+        raise InputError(f"Q and K have no features (d_k = 0; Q {tuple(Q.shape)}): "
+                         "the scale 1/sqrt(d_k) would be 1/0.")
     for name, t in (("Q", Q), ("K", K)):
         check_finite(name, t, allow_nonfinite)
     return scores_core(Q, K)

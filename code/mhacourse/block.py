@@ -48,6 +48,7 @@ def feed_forward(x, W_1, b_1, W_2, b_2, activation: str = "relu"):
     _check_params(x, W_1=W_1)
     for name, t in (("b_1", b_1), ("W_2", W_2), ("b_2", b_2)):
         check_tensor(name, t, min_ndim=1)
+        check_finite(name, t, option=False)
     d_model, d_ff = W_1.shape if W_1.ndim == 2 else (None, None)
     want = {"W_1": (d_model, d_ff), "b_1": (d_ff,), "W_2": (d_ff, d_model),
             "b_2": (d_model,)}
@@ -195,9 +196,10 @@ def check_eps(eps) -> None:
 
 
 def _check_params(x, **params) -> None:
-    # types, dtypes and sizes only (no value checks): layer_norm and
-    # feed_forward also run inside the exported cores
+    # layer_norm and feed_forward also run inside the exported cores: the
+    # value checks (check_finite) are skipped while exporting
     check_tensor("x", x, min_ndim=1, legend="(..., d_model)")
+    check_finite("x", x, option=False)
     for name, t in params.items():
         check_tensor(name, t, min_ndim=1)
         if t.shape[0] != x.shape[-1]:
@@ -210,3 +212,4 @@ def _check_params(x, **params) -> None:
                 f"x is {str(x.dtype).replace('torch.', '')} but {name} is "
                 f"{str(t.dtype).replace('torch.', '')}: convert one to the "
                 "other's dtype.")
+        check_finite(name, t, option=False)

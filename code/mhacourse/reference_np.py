@@ -101,9 +101,10 @@ def scaled_dot_product_attention(Q, K, V, mask=None):
     if Q.shape[-1] != K.shape[-1] or K.shape[-2] != V.shape[-2]:
         raise InputError(f"need Q (..., L, d_k), K (..., S, d_k), V (..., S, d_v); "
                          f"got {Q.shape}, {K.shape}, {V.shape}.")
-    if Q.shape[-2] == 0 or K.shape[-2] == 0:
-        raise InputError("attention needs at least one query and one key; got "
-                         f"Q {Q.shape} and K {K.shape}.")
+    if 0 in Q.shape or 0 in K.shape or 0 in V.shape:
+        raise InputError("attention needs at least one query and one key (and "
+                         f"non-empty axes); got Q {Q.shape}, K {K.shape} and V "
+                         f"{V.shape}.")
     try:
         np.broadcast_shapes(Q.shape[:-2], K.shape[:-2], V.shape[:-2])
     except ValueError:
