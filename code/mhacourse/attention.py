@@ -86,7 +86,7 @@ def softmax(scores: torch.Tensor, allow_nonfinite: bool = False) -> torch.Tensor
                 "scores holds NaN or +inf: the softmax would be NaN. Only -inf "
                 "(a blocked key) is allowed; to watch NaN spread on purpose, "
                 "pass allow_nonfinite=True.")
-        check_no_blocked_rows(torch.isneginf(s), what="scores (every entry -inf)")
+        check_no_blocked_rows(torch.isneginf(s), what="scores: a row of only -inf")
     return softmax_core(scores)
 
 

@@ -334,8 +334,8 @@ class BertOutput(Tokenized):
 
         Layers count from 0 (``0 .. n_layers - 1``; ``-1`` is the last)."""
         layer = _index("layer", layer, len(self.attentions),
-                       "layers count from 0, so the last is "
-                       f"{len(self.attentions) - 1} (or -1)")
+                       "layers count from 0; the last is "
+                       f"{len(self.attentions) - 1}, or -1")
         sentence = self._sentence(sentence)
         n = self.lengths[sentence]
         return self.attentions[layer][sentence, :, :n, :n]  # (h, n, n)

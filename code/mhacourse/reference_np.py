@@ -69,7 +69,7 @@ def softmax(scores: np.ndarray) -> np.ndarray:
         raise InputError("scores holds NaN or +inf: the softmax would be NaN. "
                          "Only -inf (a blocked key) is allowed.")
     check_no_blocked_rows(torch.as_tensor(np.isneginf(scores)),
-                          what="scores (every entry -inf)")
+                          what="scores: a row of only -inf")
     e = np.exp(scores - scores.max(axis=-1, keepdims=True))
     return e / e.sum(axis=-1, keepdims=True)
 

@@ -728,3 +728,34 @@ def test_explorer_shows_an_unexpected_error_as_one_line(monkeypatch):
     monkeypatch.undo()
     e.h.value = 2
     assert n_heads_drawn(e.output.value) == 2
+
+
+def _api_examples():
+    """The (code, message) pairs of the API page's list of errors."""
+    from pathlib import Path
+    import re
+
+    page = Path(__file__).resolve().parents[2] / "chapters" / "api.md"
+    text = page.read_text().split("(api-errors)=", 1)[1]
+    return re.findall(r"```python\n(.*?)\n```\n\n```text\n(.*?)\n```", text, re.S)
+
+
+@pytest.mark.parametrize("code, message", _api_examples())
+def test_api_page_examples(code, message):
+    """Every example message on the API page is what the package says."""
+    g = torch.Generator().manual_seed(0)
+    X = torch.randn(2, 4, 8, generator=g)
+    X_nan = X.clone()
+    X_nan[0, 1, 2] = float("nan")
+    names = dict(torch=torch, mc=mc, bert=bert, checks=checks, explorer=ex, X=X,
+                 X_nan=X_nan, w=mc.random_weights(8, 2), causal=mc.causal_mask(4),
+                 X_seq_first=torch.randn(5, 2, 8, generator=g), out=_encoded())
+    try:
+        got = repr(eval(code, names))
+    except mc.InputError as e:
+        got = f"{type(e).__name__}: {e}"
+    assert got == message
+
+
+def test_api_page_lists_enough_examples():
+    assert len(_api_examples()) >= 20

@@ -177,11 +177,10 @@ def test_fuzz_heads(data, L, h):
 
 @FUZZ
 @given(st.data(), st.integers(1, 3), st.integers(1, 3),
-       st.sampled_from([1, 2, 4, 3, 0, 2.0]))
+       st.sampled_from([2, 1, 4, 2, 3, 0, 2.0]))
 def test_fuzz_multi_head(data, L, S, h):
-    w = data.draw(st.sampled_from([mc.random_weights(4, 2, seed=0),
-                                   mc.random_weights(4, 2, seed=0).to(torch.float64),
-                                   None, 2]))
+    w32 = mc.random_weights(4, 2, seed=0)
+    w = data.draw(st.sampled_from([w32, w32, w32.to(torch.float64), None, 2]))
     bad = data.draw(st.integers(-1, 1))
     q = data.draw(arrays((2, L, 4), clean=bad != 0))
     kv = data.draw(arrays((2, S, 4), clean=bad != 1))
