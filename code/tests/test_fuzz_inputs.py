@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import math
 import traceback
+import warnings
 
 import numpy as np
 import pytest
@@ -203,7 +204,9 @@ def test_fuzz_multi_head(data, L, S, h):
     if kinds["batched"]:
         assert close(results["loop"], results["batched"], q.dtype)
         assert close(results["fast"], results["batched"], q.dtype)
-        ref = mc.to_torch(w, h)(q, kv, kv, key_padding_mask=kpm,
+        with warnings.catch_warnings():  # PyTorch: mixed mask types deprecated
+            warnings.simplefilter("ignore", UserWarning)
+            ref = mc.to_torch(w, h)(q, kv, kv, key_padding_mask=kpm,
                                 attn_mask=None if attn_mask is None else
                                 (attn_mask.to(q.dtype) if attn_mask.is_floating_point()
                                  else attn_mask))[0]
