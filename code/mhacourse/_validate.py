@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import math
 import numbers
+import weakref
 from typing import Sequence
 
 import numpy as np
@@ -189,7 +190,10 @@ def check_finite(name: str, t: torch.Tensor, allow_nonfinite: bool = False,
     Skipped while the code is being exported (:func:`exporting`)."""
     if allow_nonfinite or t.numel() == 0 or exporting():
         return
-    bad = ~torch.isfinite(t.detach())
+    t = t.detach()
+    if bool(torch.isfinite(t.sum())):  # one pass, no copy: NaN/inf make it so
+        return
+    bad = ~torch.isfinite(t)  # (a huge but finite sum lands here too)
     if not bool(bad.any()):
         return
     first = tuple(int(i) for i in bad.nonzero()[0])
@@ -202,6 +206,37 @@ def check_finite(name: str, t: torch.Tensor, allow_nonfinite: bool = False,
         "would be NaN. Find where they came from (a division by 0, a log of 0, "
         "an overflow)" + ("; to watch NaN spread on purpose, pass "
                           "allow_nonfinite=True" if option else "") + ".")
+
+
+_FINITE: dict = {}  # id(tensor) -> (weak reference, version found finite)
+
+
+def _known_finite(t: torch.Tensor) -> bool:
+    entry = _FINITE.get(id(t))
+    return entry is not None and entry[0]() is t and entry[1] == t._version
+
+
+def _remember_finite(t: torch.Tensor) -> None:
+    key = id(t)
+    _FINITE[key] = (weakref.ref(t, lambda _ref: _FINITE.pop(key, None)), t._version)
+
+
+def check_all_finite(allow_nonfinite: bool = False, **tensors) -> None:
+    """:func:`check_finite` for several tensors at once (weights): one test in
+    the usual case (all finite), the exact search only when something is not.
+
+    A tensor found finite is remembered until it is changed in place (its
+    ``_version`` counter moves) or freed, so fixed weights are checked once.
+    """
+    named = {k: v for k, v in tensors.items()
+             if v is not None and v.numel() and not _known_finite(v)}
+    if allow_nonfinite or not named or exporting():
+        return
+    if not bool(torch.isfinite(sum(v.detach().sum() for v in named.values()))):
+        for name, t in named.items():
+            check_finite(name, t, option=False)
+    for t in named.values():
+        _remember_finite(t)
 
 
 def check_same_dtype(**tensors) -> None:

@@ -33,7 +33,8 @@ import torch.nn.functional as F
 from torch import nn
 
 from ._validate import (
-    FLOAT_DTYPES, InputError, InputTypeError, as_int, check_finite, check_heads,
+    FLOAT_DTYPES, InputError, InputTypeError, as_int, check_all_finite,
+    check_finite, check_heads,
     check_mask, check_ndim, check_no_blocked_rows, check_positive_int,
     check_same_dtype, check_tensor, describe,
 )
@@ -316,12 +317,13 @@ def _check_inputs(query, key, value, w: MHAWeights, h: int,
             f"key and value must share S (one value per key); got key "
             f"{tuple(key.shape)} and value {tuple(value.shape)}.")
     check_same_dtype(query=query, key=key, value=value, weights=w.W_Q)
+    seen = set()  # self-attention passes one tensor three times: check it once
     for name, t in (("query", query), ("key", key), ("value", value)):
-        check_finite(name, t, allow_nonfinite)
-    for f in fields(w):
-        t = getattr(w, f.name)
-        if t is not None:
-            check_finite(f"w.{f.name}", t, allow_nonfinite)
+        if id(t) not in seen:
+            check_finite(name, t, allow_nonfinite)
+            seen.add(id(t))
+    check_all_finite(allow_nonfinite,
+                     **{f"w.{f.name}": getattr(w, f.name) for f in fields(w)})
     return d_k
 
 

@@ -759,3 +759,18 @@ def test_api_page_examples(code, message):
 
 def test_api_page_lists_enough_examples():
     assert len(_api_examples()) >= 20
+
+
+def test_weights_changed_in_place_are_checked_again():
+    """Finite weights are remembered (checked once), until changed in place."""
+    w = mc.random_weights(8, 2)
+    mc.multi_head_attention(X, X, X, w, 2)
+    w.W_V[1, 1] = float("inf")
+    with pytest.raises(InputError, match=r"w.W_V holds 1 inf value\(s\) \(first at index \(1, 1\)\)"):
+        mc.multi_head_attention(X, X, X, w, 2)
+    layer = mc.MultiHeadAttention(8, 2, seed=0)
+    layer(X)
+    with torch.no_grad():
+        layer.W_Q.mul_(float("nan"))  # as an optimizer step that diverged
+    with pytest.raises(InputError, match=r"w.W_Q holds 64 NaN"):
+        layer(X)
