@@ -52,8 +52,8 @@ import torch
 
 from ._validate import (
     InputError, InputFileError, InputTypeError, _check_masked_output, _index,
-    as_int, check_head_mask, check_heads, check_ids, check_model, check_tensor,
-    check_positive_int, describe,
+    as_int, check_finite, check_head_mask, check_heads, check_ids, check_model,
+    check_positive_int, check_tensor, describe,
 )
 from .block import check_eps, feed_forward, layer_norm
 from .heads import merge_heads, split_heads
@@ -588,9 +588,10 @@ def mean_pool(hidden: torch.Tensor, attention_mask: torch.Tensor,
     Shapes: ``hidden`` (B, L, d_model), ``attention_mask`` (B, L), True/1 =
     real token -> (B, d_model).
     """
-    # types and shapes only (no value checks): this runs inside the exported
-    # MiniLM graph (mhacourse.web_export)
+    # this runs inside the exported MiniLM graph (mhacourse.web_export): the
+    # value check (check_finite) is skipped while exporting
     check_tensor("hidden", hidden, ndim=3, legend="(B, L, d_model)")
+    check_finite("hidden", hidden, option=False)
     if not isinstance(attention_mask, torch.Tensor) or \
             tuple(attention_mask.shape) != tuple(hidden.shape[:2]):
         raise InputError(

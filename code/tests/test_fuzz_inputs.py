@@ -322,6 +322,88 @@ def _encoded():
     return _CACHE["out"]
 
 
+SIZE = st.sampled_from([1, 2, 4, 8, 0, -2, 3, 2.0, "4", None, True, np.int64(4), 10**6])
+
+
+@FUZZ
+@given(SIZE, SIZE, st.sampled_from([torch.float32, torch.float64, "float32", torch.int64,
+                                    None]),
+       st.sampled_from([0, None, "1", 1.5]))
+def test_fuzz_sizes(d_model, h, dtype, seed):
+    """The constructors and size formulas: the right sizes or InputError."""
+    w, err = call(mc.random_weights, d_model, h, seed=seed, dtype=dtype)
+    if err is None:
+        assert w.W_Q.shape == (d_model, d_model) and w.W_Q.dtype == dtype
+    cfg, err = call(mc.MHAConfig, d_model, h)
+    if err is None:
+        assert cfg.d_k * cfg.h == cfg.d_model
+    layer, err = call(mc.MultiHeadAttention, d_model, h, seed=0)
+    if err is None:
+        x = torch.randn(1, 3, int(d_model))
+        assert close(layer(x)[0], mc.to_torch(layer.weights(), layer.h)(x, x, x)[0],
+                     torch.float32)
+    block, err = call(mc.TransformerBlock, d_model, h, d_ff=h)
+    if err is None:
+        assert block(torch.randn(1, 2, int(d_model))).shape == (1, 2, int(d_model))
+    n, err = call(gqa.kv_cache_per_token, d_model, h, 2)
+    if err is None:
+        assert n == 2 * int(d_model) * int(h) * 2 * 2
+    g, err = call(gqa.check_kv_heads, d_model, h)
+    if err is None:
+        assert g * int(h) == int(d_model)
+    W, err = call(gqa.random_gqa_weights, 8, d_model, h, dtype=dtype)
+    if err is None:
+        assert W[1].shape == (8, int(h) * (8 // int(d_model)))
+
+
+@FUZZ
+@given(st.data(), st.integers(1, 3))
+def test_fuzz_numpy_twin_and_block_parts(data, L):
+    bad = data.draw(st.integers(-1, 1))
+    x = data.draw(arrays((2, L, 8), clean=bad != 0))
+    W = data.draw(arrays((8, 8), clean=bad != 1))
+    w = mc.random_weights(8, 2, bias=False, seed=1)
+    Wn = [t.numpy() for t in (w.W_Q, w.W_K, w.W_V)]
+    out, err = call(rnp.multi_head_attention, x, *Wn, W, 2)
+    if err is None:
+        ref = mc.multi_head_attention(torch.as_tensor(np.asarray(x, dtype=float)),
+                                      *(torch.as_tensor(np.asarray(x, dtype=float)),) * 2,
+                                      mc.MHAWeights(*(torch.as_tensor(a).double()
+                                                      for a in (*Wn, np.asarray(W)))), 2)
+        assert close(out[0], ref[0], torch.float64)
+    y, err = call(rnp.layer_norm, x, np.ones(8), np.zeros(8))
+    if err is None:
+        assert close(y, F.layer_norm(torch.as_tensor(np.asarray(x, dtype=float)), (8,)),
+                     torch.float64)
+    y, err = call(mc.feed_forward, x, W, torch.zeros(8), torch.eye(8), torch.zeros(8))
+    if err is None:
+        assert close(y, torch.relu(x.double() @ W.double()), x.dtype)
+    y, err = call(mc.head_contributions, x, W, 2)
+    if err is None:
+        assert close(y.sum(1), x.double() @ W.double(), x.dtype)
+    e, err = call(bert.mean_pool, x, torch.ones(2, L, dtype=torch.bool), False)
+    if err is None:
+        assert close(e, x.double().mean(1), x.dtype)
+
+
+@settings(max_examples=20, deadline=None, derandomize=True,
+          suppress_health_check=list(HealthCheck))
+@given(st.sampled_from(["The cat sat.", "", " \t", "\x00\x01", ["a cat", "the dog ran"],
+                        [], ["ok", ""], 3, None, b"bytes", ["a", 2], "word " * 600,
+                        ("a", "b")]),
+       st.sampled_from([512, 16, 2, 0, "8", 8.0]))
+def test_fuzz_encode(texts, max_length):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UserWarning)  # truncation is reported by a warning
+        out, err = call(bert.encode, texts, max_length=max_length)
+    if err is None:
+        B = 1 if isinstance(texts, str) else len(texts)
+        assert len(out.attentions) == 6 and out.attentions[0].shape[0] == B
+        for b in range(B):
+            A = out.attention(5, b)
+            assert torch.allclose(A.sum(-1), torch.ones(()), atol=1e-5)
+
+
 def test_fuzz_reached_both_outcomes():
     """Every fuzzed entry point both answered and refused at least once (so
     the answers were checked, not only the errors)."""
