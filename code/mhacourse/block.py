@@ -16,12 +16,18 @@ norm_first=pre_ln, batch_first=True, dropout=0)``.
 """
 from __future__ import annotations
 
+import numbers
+
+import numpy as np
 import torch
 import torch.nn.functional as F
 from torch import nn
 
-from ._validate import check_heads, check_positive_int
-from .multihead import MultiHeadAttention, from_torch, mha_core
+from ._validate import (
+    InputError, InputTypeError, check_finite, check_heads, check_positive_int,
+    check_tensor, describe,
+)
+from .multihead import MAX_D_MODEL, MultiHeadAttention, from_torch, mha_core
 
 ACTIVATIONS = {"relu": F.relu, "gelu": F.gelu}
 
@@ -29,6 +35,8 @@ ACTIVATIONS = {"relu": F.relu, "gelu": F.gelu}
 def layer_norm(x, gamma, beta, eps: float = 1e-5):
     """``gamma * (x - mean) / sqrt(var + eps) + beta`` over the last axis
     (biased variance, as ``nn.LayerNorm``). Shapes: (..., d_model)."""
+    _check_params(x, gamma=gamma, beta=beta)
+    check_eps(eps)
     mean = x.mean(dim=-1, keepdim=True)  # (..., 1)
     var = x.var(dim=-1, keepdim=True, unbiased=False)  # (..., 1)
     return gamma * (x - mean) / torch.sqrt(var + eps) + beta
@@ -36,9 +44,20 @@ def layer_norm(x, gamma, beta, eps: float = 1e-5):
 
 def feed_forward(x, W_1, b_1, W_2, b_2, activation: str = "relu"):
     """``act(x W_1 + b_1) W_2 + b_2``: (..., d_model) -> (..., d_ff) -> (..., d_model)."""
-    if activation not in ACTIVATIONS:
-        raise ValueError(f"activation must be one of {sorted(ACTIVATIONS)}; "
-                         f"got {activation!r}.")
+    check_activation(activation)
+    _check_params(x, W_1=W_1)
+    for name, t in (("b_1", b_1), ("W_2", W_2), ("b_2", b_2)):
+        check_tensor(name, t, min_ndim=1)
+        check_finite(name, t, option=False)
+    d_model, d_ff = W_1.shape if W_1.ndim == 2 else (None, None)
+    want = {"W_1": (d_model, d_ff), "b_1": (d_ff,), "W_2": (d_ff, d_model),
+            "b_2": (d_model,)}
+    for name, t in (("W_1", W_1), ("b_1", b_1), ("W_2", W_2), ("b_2", b_2)):
+        if tuple(t.shape) != want[name] or t.dtype != x.dtype:
+            raise InputError(
+                f"{name} must be a {str(x.dtype).replace('torch.', '')} tensor of "
+                f"shape {want[name]} (W_1 is (d_model, d_ff)); got "
+                f"{describe(t)}.")
     return ACTIVATIONS[activation](x @ W_1 + b_1) @ W_2 + b_2
 
 
@@ -55,10 +74,15 @@ class TransformerBlock(nn.Module):
                  eps: float = 1e-5, seed: int | None = None):
         super().__init__()
         check_heads(d_model, h)
-        d_ff = 4 * d_model if d_ff is None else check_positive_int("d_ff", d_ff)
-        if activation not in ACTIVATIONS:
-            raise ValueError(f"activation must be one of {sorted(ACTIVATIONS)}; "
-                             f"got {activation!r}.")
+        check_positive_int("d_model", d_model, MAX_D_MODEL,
+                           "memory: the weights grow as d_model^2")
+        d_ff = 4 * d_model if d_ff is None else check_positive_int(
+            "d_ff", d_ff, 8 * MAX_D_MODEL, "memory: W_1 and W_2 are d_model x d_ff")
+        check_activation(activation)
+        check_eps(eps)
+        if not isinstance(pre_ln, (bool, np.bool_)):
+            raise InputTypeError(f"pre_ln must be True or False; got "
+                                 f"{describe(pre_ln)}.")
         self.pre_ln, self.activation, self.eps = pre_ln, activation, eps
         self.attn = MultiHeadAttention(d_model, h, seed=seed)
         g = None if seed is None else torch.Generator().manual_seed(seed + 1)
@@ -83,7 +107,20 @@ class TransformerBlock(nn.Module):
     def forward(self, x, attn_mask=None, key_padding_mask=None,
                 return_weights: bool = False):
         """Shapes: ``x`` (B, L, d_model) -> (B, L, d_model); with
-        ``return_weights=True`` also the attention weights (B, h, L, L)."""
+        ``return_weights=True`` also the attention weights (B, h, L, L).
+        Bad input raises :class:`~mhacourse.InputError`."""
+        d_model = self.gamma_1.shape[0]
+        check_tensor("x", x, ndim=(2, 3), legend="(B, L, d_model)")
+        if x.shape[-1] != d_model:
+            raise InputError(f"x must end in d_model = {d_model} (the block's "
+                             f"width); got shape {tuple(x.shape)}.")
+        if x.dtype != self.gamma_1.dtype:
+            raise InputError(
+                f"x is {str(x.dtype).replace('torch.', '')} but the block's "
+                f"weights are {str(self.gamma_1.dtype).replace('torch.', '')}: "
+                f"convert one (x.to(torch.{str(self.gamma_1.dtype)[6:]}) or "
+                "block.to(x.dtype)).")
+        check_finite("x", x, option=False)
         if self.pre_ln:
             z = self.ln1(x)
             a, A = self.attn(z, z, z, key_padding_mask, attn_mask=attn_mask,
@@ -140,3 +177,39 @@ class TransformerBlock(nn.Module):
             block.gamma_2.copy_(layer.norm2.weight)
             block.beta_2.copy_(layer.norm2.bias)
         return block
+
+
+def check_activation(activation) -> None:
+    if not isinstance(activation, str) or activation not in ACTIVATIONS:
+        raise InputError(f"activation must be one of {sorted(ACTIVATIONS)}; "
+                         f"got {activation!r}.")
+
+
+def check_eps(eps) -> None:
+    """``eps`` must be a positive real number (it keeps sqrt(var + eps) > 0)."""
+    if isinstance(eps, (bool, np.bool_)) or not isinstance(eps, numbers.Real):
+        raise InputTypeError(f"eps must be a small positive number such as "
+                             f"1e-5; got {describe(eps)}.")
+    if not 0 < eps < float("inf"):
+        raise InputError(f"eps must be a small positive number such as 1e-5 "
+                         f"(it keeps sqrt(var + eps) above 0); got {eps!r}.")
+
+
+def _check_params(x, **params) -> None:
+    # layer_norm and feed_forward also run inside the exported cores: the
+    # value checks (check_finite) are skipped while exporting
+    check_tensor("x", x, min_ndim=1, legend="(..., d_model)")
+    check_finite("x", x, option=False)
+    for name, t in params.items():
+        check_tensor(name, t, min_ndim=1)
+        if t.shape[0] != x.shape[-1]:
+            raise InputError(
+                f"{name} must have {x.shape[-1]} rows, one per feature of x "
+                f"(x's last axis); got x {tuple(x.shape)} and {name} "
+                f"{tuple(t.shape)}.")
+        if t.dtype != x.dtype:
+            raise InputError(
+                f"x is {str(x.dtype).replace('torch.', '')} but {name} is "
+                f"{str(t.dtype).replace('torch.', '')}: convert one to the "
+                "other's dtype.")
+        check_finite(name, t, option=False)

@@ -7,12 +7,15 @@ plotting, no widgets.
 """
 from __future__ import annotations
 
+import functools
 import math
+import numbers
 from dataclasses import dataclass
 
 import numpy as np
 import torch
 
+from ._validate import InputError, check_heads, check_positive_int
 from .attention import scaled_dot_product_attention, softmax
 from .heads import split_heads
 
@@ -36,10 +39,80 @@ class Verdict:
                 f"white-space:normal'>{html.escape(repr(self))}</div>")
 
 
+class _BadOutput(Exception):
+    """The learner's result is not something the checker can compare (None,
+    a string, a ragged list...); its message is the verdict."""
+
+
 def _np(x) -> np.ndarray:
+    """``x`` as a float64 array, or :class:`_BadOutput` saying what it is."""
     if isinstance(x, torch.Tensor):
+        if x.is_complex():
+            raise _BadOutput(f"your function returned a complex tensor "
+                             f"({x.dtype}); return real numbers.")
         return x.detach().cpu().double().numpy()
-    return np.asarray(x, dtype=float)
+    if x is None:
+        raise _BadOutput("your function returned None: did you forget "
+                         "`return`?")
+    if isinstance(x, (str, bytes)):
+        raise _BadOutput(f"your function returned a string ({str(x)[:30]!r}); "
+                         "return numbers (a tensor).")
+    try:
+        a = np.asarray(x, dtype=float)
+    except (TypeError, ValueError, RuntimeError):
+        if isinstance(x, (list, tuple)):
+            lengths = {len(r) if isinstance(r, (list, tuple, np.ndarray,
+                                                torch.Tensor)) else 0 for r in x}
+            if len(lengths) > 1:
+                raise _BadOutput(f"your function returned a ragged "
+                                 f"{type(x).__name__} (rows of different "
+                                 "lengths); return a tensor.") from None
+        raise _BadOutput(f"your function returned {type(x).__name__}, which "
+                         "is not an array of numbers; return a tensor.") from None
+    return a
+
+
+def _number(x, what: str = "a number", verb: str = "give"):
+    """``x`` as a Python ``int`` or ``float`` when it is one number (an int,
+    a float, a NumPy or torch scalar, a one-element array); else
+    :class:`_BadOutput` saying what it is."""
+    if isinstance(x, torch.Tensor) or isinstance(x, np.ndarray):
+        if x.size == 1 if isinstance(x, np.ndarray) else x.numel() == 1:
+            x = x.item()
+        else:
+            raise _BadOutput(f"{verb} {what}; got an array of shape "
+                             f"{tuple(x.shape)}.")
+    if isinstance(x, np.generic):
+        x = x.item()
+    if isinstance(x, bool) or not isinstance(x, numbers.Real):
+        fix = ""
+        if isinstance(x, str):
+            fix = " (a string: write the number without quotes)"
+        elif x is None:
+            fix = " (did you forget `return`, or to fill in the answer?)"
+        raise _BadOutput(f"{verb} {what}; got {type(x).__name__}{fix}.")
+    if isinstance(x, float) and not math.isfinite(x):
+        raise _BadOutput(f"{verb} {what}; got {x}.")
+    return x
+
+
+def _verdicts(check):
+    """Turn every problem with the learner's result into a :class:`Verdict`
+    (never a crash). Bad arguments to the checker itself (``h = 0``) still
+    raise :class:`~mhacourse.InputError`."""
+    @functools.wraps(check)
+    def wrapper(*args, **kwargs):
+        try:
+            return check(*args, **kwargs)
+        except _BadOutput as e:
+            return Verdict(False, str(e))
+        except InputError:
+            raise
+        except Exception as e:  # noqa: BLE001 - the learner's result, not a crash
+            return Verdict(False, f"your result could not be checked "
+                                  f"({type(e).__name__}: {e}); return what the "
+                                  "exercise asks for.")
+    return wrapper
 
 
 def _close(a, b, tol=1e-6) -> bool:
@@ -48,12 +121,17 @@ def _close(a, b, tol=1e-6) -> bool:
 
 
 def _call(fn, *args):
+    if not callable(fn):
+        return None, Verdict(False, f"pass your function itself (its name, "
+                                    f"without parentheses); got "
+                                    f"{type(fn).__name__}.")
     try:
         return fn(*args), None
     except Exception as e:  # the learner's bug, reported in one line
         return None, Verdict(False, f"your function raised {type(e).__name__}: {e}")
 
 
+@_verdicts
 def check_attention(fn, as_numpy: bool = False) -> Verdict:
     """Check ``fn(Q, K, V) -> (output, weights)`` implements
     ``softmax(Q K^T / sqrt(d_k)) V``.
@@ -107,6 +185,7 @@ def check_attention(fn, as_numpy: bool = False) -> Verdict:
                          "sqrt(d_k)) V.")
 
 
+@_verdicts
 def check_split_heads(fn) -> Verdict:
     """Check ``fn(x, h)`` turns (B, L, d_model) into (B, h, L, d_k) the right way.
 
@@ -136,8 +215,14 @@ def check_split_heads(fn) -> Verdict:
     return Verdict(True, "correct: head i holds columns i*d_k:(i+1)*d_k of every token.")
 
 
+@_verdicts
 def check_param_count(answer: int, d_model: int, h: int, bias: bool = True) -> Verdict:
-    """Check a learner's parameter count for one multi-head attention layer."""
+    """Check a learner's parameter count for one multi-head attention layer.
+
+    ``answer`` may be an int, a float, or a NumPy or torch scalar."""
+    check_heads(d_model, h)
+    d_model, h = int(d_model), int(h)
+    answer = _number(answer, "a number of parameters")
     want = 4 * d_model * d_model + (4 * d_model if bias else 0)
     if answer == want:
         return Verdict(True, f"correct: 4·d_model² {'+ 4·d_model ' if bias else ''}"
@@ -157,6 +242,7 @@ def check_param_count(answer: int, d_model: int, h: int, bias: bool = True) -> V
 # ---------------------------------------------------------------------------
 # Chapters 5-7: concatenation, the output projection W_O, and the cost.
 
+@_verdicts
 def check_merge_heads(fn) -> Verdict:
     """Check ``fn(x)`` turns (B, h, L, d_k) into (B, L, h*d_k) = Concat(heads).
 
@@ -203,6 +289,7 @@ def check_merge_heads(fn) -> Verdict:
                          "every token's row, and split_heads undoes it.")
 
 
+@_verdicts
 def check_remove_head(fn) -> Verdict:
     """Check ``fn(concat, W_O, b_O, h, i)`` returns the layer's output with
     head ``i`` (counted from 0) removed: head i's slice of ``concat`` set to 0
@@ -289,14 +376,15 @@ def mha_flops(B: int, L: int, d_model: int, h: int = 1) -> dict:
     (h heads of width d_k = d_model / h, so ``h`` cancels). The softmax,
     the scaling and the biases (lower order) are not counted.
     """
-    from ._validate import check_heads
-
+    for name, v in (("B", B), ("L", L)):
+        check_positive_int(name, v)
     check_heads(d_model, h)
     proj = 4 * 2 * B * L * d_model * d_model
     attn = 2 * 2 * B * L * L * d_model
     return {"projections": proj, "attention": attn, "total": proj + attn}
 
 
+@_verdicts
 def check_mha_flops(fn) -> Verdict:
     """Check ``fn(B, L, d_model, h)`` returns the matmul FLOPs of one
     self-attention forward pass, ``8 B L d_model^2 + 4 B L^2 d_model``.
@@ -341,10 +429,7 @@ def check_mha_flops(fn) -> Verdict:
         value, err = _call(fn, *size)
         if err is not None:
             return err
-        try:
-            got.append(float(value))
-        except (TypeError, ValueError):
-            return Verdict(False, f"return a number; got {type(value).__name__}.")
+        got.append(float(_number(value, "a number (of FLOPs)", "return")))
     want = [mha_flops(*s)["total"] for s in sizes]
     if got == want:
         return Verdict(True, "correct: 8·B·L·d_model² + 4·B·L²·d_model; h "
@@ -399,6 +484,7 @@ def _mha_variants(X, w, h: int) -> dict:
     return out
 
 
+@_verdicts
 def check_multi_head(fn) -> Verdict:
     """Check ``fn(X, w, h) -> (output, weights)`` is multi-head attention
     written as a loop over heads: ``X`` (L, d_model), ``w`` an
@@ -476,6 +562,7 @@ def check_multi_head(fn) -> Verdict:
                          "go through W_O.")
 
 
+@_verdicts
 def check_head_weights(fn) -> Verdict:
     """Check ``fn(W, i, h)`` returns head ``i``'s block ``W^i`` (counting from 0)
     of a (d_model, d_model) projection ``W`` used as ``X @ W``: its columns
@@ -553,6 +640,7 @@ def _layer_norm_variants(x, gamma, beta, eps):
     }
 
 
+@_verdicts
 def check_layer_norm(fn) -> Verdict:
     """Check ``fn(x, gamma, beta, eps) -> tensor`` is LayerNorm over the last
     axis: ``gamma * (x - mean) / sqrt(var + eps) + beta``, biased variance.
@@ -616,6 +704,7 @@ def check_layer_norm(fn) -> Verdict:
                           f"{np.abs(got_np - _np(layer_norm(x, gamma, beta, eps))).max():.3g}).")
 
 
+@_verdicts
 def check_pre_ln_block(fn) -> Verdict:
     """Check ``fn(x, attn, ffn, norm1, norm2)`` is a pre-LN block::
 
@@ -696,6 +785,7 @@ def check_pre_ln_block(fn) -> Verdict:
                           f"x = x + ffn(norm2(x)) (largest difference {diff:.3g}).")
 
 
+@_verdicts
 def check_causal_mask(fn) -> Verdict:
     """Check ``fn(L)`` returns the (L, L) causal mask, bool, ``True`` = blocked
     (``mask[i, j] = j > i``), as :func:`mhacourse.masks.causal_mask`.
@@ -747,6 +837,7 @@ def check_causal_mask(fn) -> Verdict:
                           f"j > i; it differs in {int((got != want).sum())} places.")
 
 
+@_verdicts
 def check_kv_cache(answer, n_layers: int, h_kv: int, d_k: int, tokens: int = 1,
                    bytes_per_number: int = 2, h: int | None = None) -> Verdict:
     """Check a learner's key/value cache size in bytes:
@@ -755,9 +846,13 @@ def check_kv_cache(answer, n_layers: int, h_kv: int, d_k: int, tokens: int = 1,
     Recognises: K or V forgotten (no factor 2), layers forgotten, ``h``
     query heads used instead of ``h_kv``, numbers instead of bytes, bits.
     """
+    for name, v in (("n_layers", n_layers), ("h_kv", h_kv), ("d_k", d_k),
+                    ("tokens", tokens), ("bytes_per_number", bytes_per_number)):
+        check_positive_int(name, v)
+    if h is not None:
+        check_positive_int("h", h)
     want = 2 * n_layers * h_kv * d_k * tokens * bytes_per_number
-    if not isinstance(answer, (int, float)) or isinstance(answer, bool):
-        return Verdict(False, f"give a number of bytes; got {type(answer).__name__}.")
+    answer = _number(answer, "a number of bytes")
     if answer == want:
         return Verdict(True, f"correct: 2 (K and V) × {n_layers} layers × {h_kv} "
                              f"key/value heads × d_k = {d_k} × {tokens:,} tokens × "
@@ -804,10 +899,12 @@ def _learner_array(fn, arg, wanted: str):
                                     "`return`?")
     try:
         return _np(got), None
-    except (TypeError, ValueError):
-        return None, Verdict(False, f"return {wanted}; got {type(got).__name__}.")
+    except _BadOutput as e:
+        return None, Verdict(False, f"return {wanted}; got {type(got).__name__}: "
+                                    f"{e}")
 
 
+@_verdicts
 def check_previous_token_score(fn) -> Verdict:
     """Check ``fn(A) -> (h,)``: each head's mean attention to the previous
     token, ``mean over q = 1..L-1 of A[i, q, q-1]``, for ``A`` (h, L, L).
@@ -889,6 +986,7 @@ def _ch04_entropy_attention() -> torch.Tensor:
     return torch.stack([onehot, rand, uniform])  # (3, L, L)
 
 
+@_verdicts
 def check_row_entropy(fn) -> Verdict:
     """Check ``fn(A) -> (h, L)``: every row's entropy divided by that of
     uniform attention, ``-sum_k A[q, k] ln A[q, k] / ln L``, for ``A``
@@ -988,6 +1086,7 @@ def _ch09_batched_variants(X, w, h: int) -> dict:
     }
 
 
+@_verdicts
 def check_batched_heads(fn) -> Verdict:
     """Check ``fn(X, w, h) -> output`` computes multi-head attention with the
     heads as a batch axis: ``X`` (B, L, d_model), ``w`` an
@@ -1066,6 +1165,7 @@ def check_batched_heads(fn) -> Verdict:
                           "the merge.")
 
 
+@_verdicts
 def check_weights_memory(answer, B: int, h: int, L: int,
                          bytes_per_number: int = 4) -> Verdict:
     """Check ``answer``: the bytes of one (B, h, L, L) tensor of attention
@@ -1074,10 +1174,10 @@ def check_weights_memory(answer, B: int, h: int, L: int,
     Recognises: numbers counted instead of bytes, bits instead of bytes,
     h, B or one factor L left out, the answer given in MiB, MB, GiB or GB.
     """
-    try:
-        a = float(answer)
-    except (TypeError, ValueError):
-        return Verdict(False, f"give a number of bytes; got {type(answer).__name__}.")
+    for name, v in (("B", B), ("h", h), ("L", L),
+                    ("bytes_per_number", bytes_per_number)):
+        check_positive_int(name, v)
+    a = float(_number(answer, "a number of bytes"))
     n = B * h * L * L
     want = n * bytes_per_number
     if a == want:
@@ -1134,6 +1234,7 @@ def _ch09_blockwise(Q, K, V, block: int, rescale_acc=True, rescale_sum=True,
     return acc / total
 
 
+@_verdicts
 def check_blockwise_attention(fn) -> Verdict:
     """Check ``fn(Q, K, V, block) -> output`` computes
     ``softmax(Q K^T / sqrt(d_k)) V`` by visiting the keys in blocks of
@@ -1238,6 +1339,7 @@ def score_rank_bound(L: int, d_model: int, h: int) -> int:
     return min(L, d_model // h)
 
 
+@_verdicts
 def check_score_rank(fn) -> Verdict:
     """Check ``fn(L, d_model, h) -> int``: the largest rank of ONE head's
     (L, L) score matrix, ``min(L, d_model // h)``.
@@ -1258,11 +1360,10 @@ def check_score_rank(fn) -> Verdict:
             return Verdict(False, "your function returned None: did you forget "
                                   "`return`?")
         try:
-            got.append(float(value))
-        except (TypeError, ValueError):
-            return Verdict(False, f"return one number (a rank); got "
-                                  f"{type(value).__name__} for L = {L}, "
-                                  f"d_model = {d_model}, h = {h}.")
+            got.append(float(_number(value, "one number (a rank)", "return")))
+        except _BadOutput as e:
+            return Verdict(False, f"{e} (for L = {L}, d_model = {d_model}, "
+                                  f"h = {h})")
     formulas = [
         (lambda L, d, h: min(L, d),
          "min(L, d_model) is the bound for a single head as wide as the model. "

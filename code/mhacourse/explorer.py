@@ -12,8 +12,10 @@ Sources of attention weights:
 - ``"MiniLM"``: the real all-MiniLM-L6-v2 model (6 layers x 12 heads), run by
   the course's own code (:mod:`mhacourse.bert`).
 
-Every bad input raises ``ValueError`` with a one-line message meant to be shown
-to the reader in place of the heatmaps.
+Every bad input raises :class:`~mhacourse.InputError` (a ``ValueError``) with
+a one-line message meant to be shown to the reader in place of the heatmaps.
+Sizes are capped (:data:`MAX_HEADS`, :data:`MAX_D_K`, :data:`MAX_D_MODEL`):
+an untrained model is built on the fly, and its memory grows as d_model^2.
 """
 from __future__ import annotations
 
@@ -25,13 +27,35 @@ from pathlib import Path
 
 import torch
 
-from ._validate import check_heads
+from ._validate import (
+    InputError, InputTypeError, as_int, check_heads, check_positive_int, describe,
+)
 
 GRID_H = (1, 2, 4, 8)  # head counts of the trained models
 GRID_DK = (8, 16, 32)  # per-head widths of the trained models
 MAX_TOKENS = 32  # longest sentence (word pieces) the explorer draws for MiniLM
 MAX_HEADS = 16  # most heads the explorer draws for an untrained model
+MAX_D_K = 256  # widest head of an untrained model
+MAX_D_MODEL = 1024  # widest untrained model: 2 blocks of ~6 d_model^2
+#     parameters, 12.6 M numbers (50 MB) at 1024, built in about a second
+SIZE_WHY = "memory: an untrained model is built on the fly"
 SOURCES = ("trained", "untrained", "MiniLM")
+TINY_LAYERS = (1, 2)  # the tiny models' layers, counted from 1
+MINILM_LAYERS = (1, 2, 3, 4, 5, 6)  # MiniLM's layers, counted from 1
+
+
+def layers_of(source: str) -> tuple[int, ...]:
+    """The layers (counted from 1) that ``source`` has: 1-2 for the tiny
+    models, 1-6 for MiniLM."""
+    check_source(source)
+    return MINILM_LAYERS if source == "MiniLM" else TINY_LAYERS
+
+
+def check_source(source) -> str:
+    if not isinstance(source, str) or source not in SOURCES:
+        raise InputError(f"source must be one of {list(SOURCES)}; got "
+                         f"{describe(source)}.")
+    return source
 EXAMPLES = (
     "The animal didn't cross the street because it was too tired.",
     "The robot sat on the floor because it was tired.",
@@ -45,7 +69,7 @@ def assets_dir() -> Path:
     env = os.environ.get("MHACOURSE_ASSETS")
     path = Path(env) if env else Path(__file__).resolve().parents[2] / "assets"
     if not (path / "models").is_dir():
-        raise ValueError(
+        raise InputError(
             f"the trained models are not at {path / 'models'}: run "
             "`python scripts/train_tiny_models.py` in the course repository, or "
             "set MHACOURSE_ASSETS to the repository's assets/ folder.")
@@ -62,26 +86,43 @@ class View:
     titles: list[str]
 
 
-def _positive(name: str, value) -> int:
-    if isinstance(value, bool) or not isinstance(value, int) or value <= 0:
-        raise ValueError(f"{name} must be a positive whole number; got {value!r}.")
-    return value
-
-
 def check_sentence(sentence) -> str:
     """The sentence, stripped; refuse empty ones."""
-    if not isinstance(sentence, str) or not sentence.strip():
-        raise ValueError("Type a sentence: the text is empty.")
+    if not isinstance(sentence, str):
+        raise InputTypeError(f"sentence must be text (a str); got "
+                             f"{describe(sentence)}.")
+    if not sentence.strip():
+        raise InputError("Type a sentence: the text is empty.")
     return sentence.strip()
 
 
-@functools.lru_cache(maxsize=64)
+def check_sizes(h, d_k) -> tuple[int, int]:
+    """``h`` and ``d_k`` as ints within the explorer's caps, or raise."""
+    h = check_positive_int("h (number of heads)", h)
+    d_k = check_positive_int("d_k (width of one head)", d_k)
+    if h > MAX_HEADS:
+        raise InputError(f"h = {h} is more heads than the explorer draws "
+                         f"(at most {MAX_HEADS}: one heatmap per head).")
+    check_positive_int("d_k (width of one head)", d_k, MAX_D_K, SIZE_WHY)
+    check_positive_int("d_model = h * d_k", h * d_k, MAX_D_MODEL, SIZE_WHY)
+    return h, d_k
+
+
 def tiny_model(h: int, d_k: int, trained: bool):
     """Load (cached) the tiny model for (h, d_k), trained or at initialisation."""
+    h, d_k = check_sizes(h, d_k)
+    if not isinstance(trained, bool):
+        raise InputTypeError(f"trained must be True or False; got "
+                             f"{describe(trained)}.")
+    return _tiny_model(h, d_k, trained)
+
+
+@functools.lru_cache(maxsize=64)
+def _tiny_model(h: int, d_k: int, trained: bool):
     from . import tiny_model as tm
 
     if trained and (h not in GRID_H or d_k not in GRID_DK):
-        raise ValueError(
+        raise InputError(
             f"No trained model for h = {h}, d_k = {d_k}: trained models exist for "
             f"h in {list(GRID_H)} and d_k in {list(GRID_DK)}. Pick one of those, or "
             "the untrained source (any size).")
@@ -90,7 +131,7 @@ def tiny_model(h: int, d_k: int, trained: bool):
     if path.exists():
         return tm.load(path)
     if trained:
-        raise ValueError(f"{path} is missing: run scripts/train_tiny_models.py.")
+        raise InputError(f"{path} is missing: run scripts/train_tiny_models.py.")
     return tm.TinyTransformer(tm.TinyConfig(h=h, d_k=d_k), seed=0).eval()
 
 
@@ -121,26 +162,37 @@ def tiny_view(sentence: str, h: int, d_k: int, trained: bool = True,
     from . import tiny_model as tm
 
     sentence = check_sentence(sentence)
-    _positive("h (number of heads)", h)
+    h = check_positive_int("h (number of heads)", h)
+    if not isinstance(trained, bool):
+        raise InputTypeError(f"trained must be True or False; got "
+                             f"{describe(trained)}.")
     if d_model is not None and d_model != 0:
-        d_k = check_heads(_positive("d_model", d_model), h)
-    _positive("d_k (width of one head)", d_k)
-    if h > MAX_HEADS:
-        raise ValueError(f"h = {h} is more heads than the explorer draws (at most {MAX_HEADS}).")
+        d_model = check_positive_int("d_model", d_model, MAX_D_MODEL, SIZE_WHY)
+        if trained and d_model != h * as_int("d_k", d_k):
+            raise InputError(
+                f"d_model = {d_model} applies to the untrained source only: a "
+                f"trained model has d_model = h * d_k. Set d_model to 0.")
+        d_k = check_heads(d_model, h)
+    h, d_k = check_sizes(h, d_k)
+    layer = as_int("layer", layer)
+    if layer not in TINY_LAYERS:
+        raise InputError(f"layer must be between 1 and {len(TINY_LAYERS)} (the "
+                         f"tiny models have {len(TINY_LAYERS)} layers, counted "
+                         f"from 1); got {layer}.")
     words = tasks.tokenize(sentence)
     if not words:
-        raise ValueError("Type a sentence: no words were found in the text.")
+        raise InputError("Type a sentence: no words were found in the text.")
     model = tiny_model(h, d_k, trained)
     if len(words) > model.cfg.max_len:
-        raise ValueError(f"The sentence has {len(words)} tokens; the tiny models read "
+        raise InputError(f"The sentence has {len(words)} tokens; the tiny models read "
                          f"at most {model.cfg.max_len}. Shorten it.")
     tokens, attention = tm.attention_on(model, words)
     if all(t == tasks.UNK for t in tokens):
-        raise ValueError("None of these words is in the tiny models' vocabulary; "
+        raise InputError("None of these words is in the tiny models' vocabulary; "
                          "try one of the example sentences.")
     n_layers = len(attention)
     if not 1 <= layer <= n_layers:
-        raise ValueError(f"layer must be between 1 and {n_layers}; got {layer}.")
+        raise InputError(f"layer must be between 1 and {n_layers}; got {layer}.")
     state = "trained" if trained else "untrained"
     acc = _accuracy_note(h, d_k, trained)
     header = (f"Tiny model, {state}: h = {h} heads of d_k = {d_k} "
@@ -172,11 +224,13 @@ def minilm_view(sentence: str, layer: int = 1) -> View:
     sentence = check_sentence(sentence)
     cfg = bert.load_model().config
     n_layers = cfg.n_layers
-    if not isinstance(layer, int) or not 1 <= layer <= n_layers:
-        raise ValueError(f"layer must be between 1 and {n_layers}; got {layer!r}.")
+    layer = as_int("layer", layer)
+    if not 1 <= layer <= n_layers:
+        raise InputError(f"layer must be between 1 and {n_layers} (MiniLM's "
+                         f"layers, counted from 1); got {layer!r}.")
     tokens, attentions, truncated = _minilm_run(sentence)
     if truncated:
-        raise ValueError(f"The sentence is longer than {MAX_TOKENS} word pieces; "
+        raise InputError(f"The sentence is longer than {MAX_TOKENS} word pieces; "
                          "shorten it.")
     header = (f"MiniLM (all-MiniLM-L6-v2, trained): layer {layer} of {n_layers}, "
               f"h = {cfg.h} heads of d_k = {cfg.d_model // cfg.h}")

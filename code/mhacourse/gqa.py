@@ -26,19 +26,23 @@ from __future__ import annotations
 
 import torch
 
-from ._validate import check_heads, check_ndim, check_positive_int
+from ._validate import (
+    InputError, check_finite, check_heads, check_mask, check_positive_int,
+    check_same_dtype, check_tensor,
+)
 from .attention import scaled_dot_product_attention
 from .heads import merge_heads, split_heads
+from .multihead import BATCH_FIRST, MAX_D_MODEL, check_dtype
 
 
 def check_kv_heads(h: int, h_kv: int) -> int:
     """Check ``h_kv`` key/value heads can be shared evenly by ``h`` query
     heads; return the group size ``g = h // h_kv``."""
-    check_positive_int("h (query heads)", h)
-    check_positive_int("h_kv (key/value heads)", h_kv)
+    h = check_positive_int("h (query heads)", h)
+    h_kv = check_positive_int("h_kv (key/value heads)", h_kv)
     if h % h_kv != 0:
         allowed = ", ".join(str(n) for n in range(1, h + 1) if h % n == 0)
-        raise ValueError(
+        raise InputError(
             f"h_kv = {h_kv} key/value heads cannot be shared evenly by h = {h} "
             f"query heads (h / h_kv = {h / h_kv:.3g} is not a whole number). "
             f"h_kv must divide h; allowed for h = {h}: {allowed}."
@@ -47,28 +51,70 @@ def check_kv_heads(h: int, h_kv: int) -> int:
 
 
 def _check_weight(name: str, W, want: tuple[int, int], meaning: str) -> None:
-    if not isinstance(W, torch.Tensor):
-        raise ValueError(f"{name} must be a torch.Tensor; got {type(W).__name__}.")
+    check_tensor(name, W, ndim=2, legend=meaning)
     if tuple(W.shape) != want:
-        raise ValueError(
+        raise InputError(
             f"{name} must have shape {meaning} = {want}; got {tuple(W.shape)}."
         )
 
 
 def _group_mask(mask, B: int, h: int, h_kv: int, L: int, S: int):
     """Reshape a mask for (B, h, L, S) scores to the grouped (B, h_kv, g, L, S)."""
-    if not isinstance(mask, torch.Tensor):
-        raise ValueError(f"mask must be a torch.Tensor; got {type(mask).__name__}.")
-    if mask.ndim == 2:
+    mask = check_mask("mask", mask)
+    if mask.ndim == 2 and tuple(mask.shape) == (L, S):
         return mask  # (L, S): broadcasts over every leading axis
     if mask.ndim == 4 and mask.shape[0] in (1, B) and mask.shape[1] in (1, h):
         m = mask.expand(B, h, L, S) if mask.shape[-2:] == (L, S) else mask
         if tuple(m.shape) == (B, h, L, S):
             return m.reshape(B, h_kv, h // h_kv, L, S)  # (B, h_kv, g, L, S)
-    raise ValueError(
+    raise InputError(
         f"mask must have shape (L, S) = ({L}, {S}) or (B or 1, h or 1, L, S) "
         f"= ({B}, {h}, {L}, {S}), True = blocked; got {tuple(mask.shape)}."
     )
+
+
+def _check_gqa(query, key, value, W_Q, W_K, W_V, W_O, h, h_kv):
+    """Check :func:`grouped_query_attention`'s input; return (g, d_model, d_k)."""
+    g = check_kv_heads(h, h_kv)
+    _check_weight("W_Q", W_Q, (W_Q.shape[0], W_Q.shape[0])
+                  if isinstance(W_Q, torch.Tensor) and W_Q.ndim == 2 else (),
+                  "(d_model, h*d_k)")
+    d_model = W_Q.shape[0]
+    d_k = check_heads(d_model, h)
+    _check_weight("W_K", W_K, (d_model, h_kv * d_k), "(d_model, h_kv*d_k)")
+    _check_weight("W_V", W_V, (d_model, h_kv * d_k), "(d_model, h_kv*d_k)")
+    _check_weight("W_O", W_O, (d_model, d_model), "(h*d_k, d_model)")
+    for name, t in (("query", query), ("key", key), ("value", value)):
+        check_tensor(name, t, ndim=(2, 3), legend="(B, tokens, d_model)")
+    if len({query.ndim, key.ndim, value.ndim}) > 1:
+        raise InputError(
+            "query, key and value must all be batched (B, tokens, d_model) or "
+            f"all unbatched (tokens, d_model); got shapes {tuple(query.shape)}, "
+            f"{tuple(key.shape)}, {tuple(value.shape)}.")
+    if query.ndim == 2:
+        return g, d_model, d_k  # checked again with the batch axis added
+    for name, t in (("query", query), ("key", key), ("value", value)):
+        if t.shape[-1] != d_model:
+            raise InputError(f"{name} must end in d_model = {d_model} (the "
+                             f"weights' size); got shape {tuple(t.shape)}.")
+        if 0 in t.shape:
+            raise InputError(f"{name} is empty (shape {tuple(t.shape)}): "
+                             "attention needs at least one sequence and token.")
+    if key.shape[0] != query.shape[0] or value.shape[0] != query.shape[0]:
+        raise InputError(
+            f"query (B, L, d), key and value (B, S, d) must share B; got "
+            f"{tuple(query.shape)}, {tuple(key.shape)}, {tuple(value.shape)}. "
+            + BATCH_FIRST)
+    if key.shape[1] != value.shape[1]:
+        raise InputError(
+            f"key and value must share S (one value per key); got key "
+            f"{tuple(key.shape)} and value {tuple(value.shape)}.")
+    check_same_dtype(query=query, key=key, value=value, W_Q=W_Q, W_K=W_K,
+                     W_V=W_V, W_O=W_O)
+    for name, t in (("query", query), ("key", key), ("value", value),
+                    ("W_Q", W_Q), ("W_K", W_K), ("W_V", W_V), ("W_O", W_O)):
+        check_finite(name, t, option=False)
+    return g, d_model, d_k
 
 
 def grouped_query_attention(query, key, value, W_Q, W_K, W_V, W_O,
@@ -85,33 +131,14 @@ def grouped_query_attention(query, key, value, W_Q, W_K, W_V, W_O,
     weights summing to 1. ``h_kv = h`` gives :func:`multi_head_attention`'s
     numbers; ``h_kv = 1`` is multi-query attention.
     """
-    if isinstance(query, torch.Tensor) and query.ndim == 2:  # one sequence
+    g, _, d_k = _check_gqa(query, key, value, W_Q, W_K, W_V, W_O, h, h_kv)
+    if query.ndim == 2:  # one sequence
+        if mask is not None:
+            mask = check_mask("mask", mask)
         m = mask if mask is None or mask.ndim == 2 else mask[None]
         out, A = grouped_query_attention(query[None], key[None], value[None],
                                          W_Q, W_K, W_V, W_O, h, h_kv, m)
         return out[0], A[0]
-    g = check_kv_heads(h, h_kv)
-    if not isinstance(W_Q, torch.Tensor):
-        raise ValueError(f"W_Q must be a torch.Tensor; got {type(W_Q).__name__}.")
-    d_model = W_Q.shape[0]
-    d_k = check_heads(d_model, h)
-    _check_weight("W_Q", W_Q, (d_model, d_model), "(d_model, h*d_k)")
-    _check_weight("W_K", W_K, (d_model, h_kv * d_k), "(d_model, h_kv*d_k)")
-    _check_weight("W_V", W_V, (d_model, h_kv * d_k), "(d_model, h_kv*d_k)")
-    _check_weight("W_O", W_O, (d_model, d_model), "(h*d_k, d_model)")
-    for name, t in (("query", query), ("key", key), ("value", value)):
-        if not isinstance(t, torch.Tensor):
-            raise ValueError(f"{name} must be a torch.Tensor; got {type(t).__name__}.")
-        check_ndim(name, t.shape, 3, "(B, tokens, d_model)")
-        if t.shape[-1] != d_model:
-            raise ValueError(f"{name} must end in d_model = {d_model} (the "
-                             f"weights' size); got shape {tuple(t.shape)}.")
-    if key.shape[:2] != value.shape[:2] or key.shape[0] != query.shape[0]:
-        raise ValueError(
-            f"query (B, L, d), key and value (B, S, d) must share B, and key and "
-            f"value must share S; got {tuple(query.shape)}, {tuple(key.shape)}, "
-            f"{tuple(value.shape)}."
-        )
     B, L, _ = query.shape
     S = key.shape[1]
     Q = split_heads(query @ W_Q, h)  # (B, h, L, d_k)
@@ -134,7 +161,10 @@ def random_gqa_weights(d_model: int, h: int, h_kv: int, seed: int | None = 0,
     entries ~ N(0, 1/d_model). Shapes: (d_model, d_model),
     (d_model, h_kv*d_k) twice, (d_model, d_model)."""
     d_k = check_heads(d_model, h)
+    check_positive_int("d_model", d_model, MAX_D_MODEL,
+                       "memory: d_model x d_model matrices")
     check_kv_heads(h, h_kv)
+    check_dtype("dtype", dtype)
     gen = None if seed is None else torch.Generator().manual_seed(seed)
 
     def mat(cols):
@@ -159,6 +189,7 @@ def mean_pool_kv(W: torch.Tensor, h: int, h_kv: int) -> torch.Tensor:
     one (d_model, h_kv*d_k) by averaging the heads of each group, the
     conversion of Ainslie et al. (2023) before "uptraining"."""
     g = check_kv_heads(h, h_kv)
+    check_tensor("W", W, ndim=2, legend="(d_model, h*d_k)")
     d_model, cols = W.shape
     d_k = check_heads(cols, h)
     heads = W.reshape(d_model, h_kv, g, d_k)  # (d_model, h_kv, g, d_k)

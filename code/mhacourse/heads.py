@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import torch
 
-from ._validate import check_heads, check_ndim
+from ._validate import InputTypeError, check_heads, check_ndim, describe
 
 
 def split_heads(x: torch.Tensor, h: int) -> torch.Tensor:
@@ -16,6 +16,7 @@ def split_heads(x: torch.Tensor, h: int) -> torch.Tensor:
 
     ``out[b, i, t, :] == x[b, t, i*d_k:(i+1)*d_k]``.
     """
+    _check_tensor(x)
     check_ndim("x", x.shape, 3, "(B, L, d_model)")
     B, L, d_model = x.shape
     d_k = check_heads(d_model, h)
@@ -28,7 +29,16 @@ def merge_heads(x: torch.Tensor) -> torch.Tensor:
 
     Inverse of :func:`split_heads`: ``Concat(head_1, ..., head_h)``.
     """
+    _check_tensor(x)
     check_ndim("x", x.shape, 4, "(B, h, L, d_k)")
     B, h, L, d_k = x.shape
     x = x.transpose(1, 2)  # (B, L, h, d_k)
     return x.reshape(B, L, h * d_k)  # (B, L, d_model)
+
+
+def _check_tensor(x) -> None:
+    # type only (no value checks): these two also run inside the exported core
+    if not isinstance(x, torch.Tensor):
+        raise InputTypeError(
+            f"x must be a torch.Tensor; got {describe(x)}. Convert it with "
+            "torch.as_tensor(x); for NumPy arrays use mhacourse.reference_np.")

@@ -4,13 +4,35 @@ Convention (the same as ``torch.nn.MultiheadAttention``): in a boolean mask
 **``True`` means blocked**. ``F.scaled_dot_product_attention`` uses the opposite
 (``True`` = allowed); :func:`to_sdpa_mask` converts.
 
-A float mask is added to the scores: ``0`` keeps a key, ``-inf`` blocks it.
+A float mask is added to the scores: ``0`` keeps a key, ``-inf`` (or a value
+at or below ``-1e4``) blocks it, other values are score biases. Integer masks
+and float masks of only 0 and 1 are refused (:func:`mhacourse._validate.check_mask`):
+added to the scores they would push the keys they mean to block *up* by 1.
 """
 from __future__ import annotations
 
+import numpy as np
 import torch
 
-from ._validate import check_positive_int
+from ._validate import (
+    InputError, InputTypeError, as_int, check_mask, check_no_blocked_rows,
+    check_positive_int, describe,
+)
+
+__all__ = ["causal_mask", "padding_mask", "to_sdpa_mask", "as_additive",
+           "check_no_blocked_rows", "causal_core"]
+
+#: Most entries (L * S) a mask may have: 10**8 bools are 100 MB.
+MAX_MASK_ENTRIES = 10**8
+
+
+def _check_size(L: int, S: int, names: tuple[str, str] = ("L", "S")) -> None:
+    if L * S > MAX_MASK_ENTRIES:
+        raise InputError(
+            f"{names[0]} = {L} and {names[1]} = {S} make a ({L}, {S}) mask of "
+            f"{L * S:,} entries, more than the {MAX_MASK_ENTRIES:,} allowed "
+            "(memory: each is a byte, and the attention weights would need 4 "
+            "bytes each). Use shorter sequences.")
 
 
 def causal_mask(L: int, S: int | None = None, device=None) -> torch.Tensor:
@@ -18,8 +40,9 @@ def causal_mask(L: int, S: int | None = None, device=None) -> torch.Tensor:
 
     Shapes: returns ``(L, S)`` bool, ``True`` = blocked; ``S`` defaults to ``L``.
     """
-    check_positive_int("L (query length)", L)
+    L = check_positive_int("L (query length)", L)
     S = L if S is None else check_positive_int("S (key length)", S)
+    _check_size(L, S)
     return causal_core(L, S, device)
 
 
@@ -38,20 +61,40 @@ def padding_mask(lengths, S: int, device=None) -> torch.Tensor:
     Shapes: ``lengths`` (B,) -> ``(B, S)`` bool, ``True`` = padded (blocked);
     this is ``nn.MultiheadAttention``'s ``key_padding_mask``.
     """
-    check_positive_int("S (key length)", S)
-    lengths = torch.as_tensor(lengths, device=device)
-    if lengths.ndim != 1:
-        raise ValueError(
-            f"lengths must be a 1-D list of sequence lengths; "
-            f"got shape {tuple(lengths.shape)}."
-        )
-    bad = [int(n) for n in lengths if not 1 <= int(n) <= S]
+    S = check_positive_int("S (key length)", S)
+    lengths = _as_lengths(lengths)
+    _check_size(len(lengths), S, ("B = len(lengths)", "S"))
+    bad = [n for n in lengths if not 1 <= n <= S]
     if bad:
-        raise ValueError(
+        raise InputError(
             f"every length must be between 1 and S = {S}; got {bad}. "
             "A length of 0 would leave a sequence with no key to attend to."
         )
+    lengths = torch.tensor(lengths, device=device)  # (B,)
     return torch.arange(S, device=device)[None, :] >= lengths[:, None]  # (B, S)
+
+
+def _as_lengths(lengths) -> list[int]:
+    """``lengths`` (a list, tuple, 1-D array or tensor of whole numbers) as a
+    list of ints, or raise :class:`~mhacourse.InputError`."""
+    if isinstance(lengths, (torch.Tensor, np.ndarray)):
+        if lengths.ndim != 1:
+            raise InputError(
+                f"lengths must be a 1-D list of sequence lengths; "
+                f"got shape {tuple(lengths.shape)}.")
+        lengths = lengths.tolist()
+    if not isinstance(lengths, (list, tuple)):
+        raise InputTypeError(
+            f"lengths must be a list of sequence lengths, one per sequence "
+            f"(such as [5, 3]); got {describe(lengths)}.")
+    if not lengths:
+        raise InputError("lengths is empty: give one length per sequence.")
+    out = []
+    for i, n in enumerate(lengths):
+        if isinstance(n, float) and n.is_integer():
+            n = int(n)  # 3.0 is a length of 3
+        out.append(as_int(f"lengths[{i}]", n))
+    return out
 
 
 def to_sdpa_mask(mask: torch.Tensor) -> torch.Tensor:
@@ -60,6 +103,7 @@ def to_sdpa_mask(mask: torch.Tensor) -> torch.Tensor:
 
     Float masks are additive in both and pass through unchanged.
     """
+    check_mask("mask", mask)
     return ~mask if mask.dtype == torch.bool else mask
 
 
@@ -71,20 +115,3 @@ def as_additive(mask: torch.Tensor, dtype: torch.dtype) -> torch.Tensor:
     return zeros.masked_fill(mask, float("-inf"))
 
 
-def check_no_blocked_rows(mask: torch.Tensor) -> None:
-    """Refuse a mask that blocks every key of some query.
-
-    Such a row has softmax(all -inf) = 0/0 = NaN. The course raises instead of
-    returning NaN (PyTorch's own kernels return NaN or zeros depending on the
-    path). Shapes: ``mask`` (..., L, S), bool (``True`` = blocked) or additive.
-    """
-    blocked = mask if mask.dtype == torch.bool else torch.isneginf(mask)
-    full = blocked.all(dim=-1)  # (..., L)
-    if bool(full.any()):
-        where = [tuple(int(i) for i in ix) for ix in full.nonzero()[:3]]
-        raise ValueError(
-            f"the mask blocks every key for query position(s) (index ..., query) "
-            f"{where}{' ...' if int(full.sum()) > 3 else ''}: softmax over "
-            "nothing is 0/0 = NaN. Let each query see at least one key, for "
-            "example itself, or drop fully padded rows before attention."
-        )

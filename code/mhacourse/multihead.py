@@ -25,16 +25,32 @@ course             ``nn.MultiheadAttention``
 """
 from __future__ import annotations
 
+import inspect
 from dataclasses import dataclass, fields
 
 import torch
 import torch.nn.functional as F
 from torch import nn
 
-from ._validate import check_heads, check_ndim, check_positive_int
+from ._validate import (
+    FLOAT_DTYPES, InputError, InputTypeError, as_int, check_all_finite,
+    check_finite, check_heads,
+    check_mask, check_ndim, check_no_blocked_rows, check_positive_int,
+    check_same_dtype, check_tensor, describe,
+)
 from .attention import attention_core, scaled_dot_product_attention
 from .heads import merge_heads, split_heads
-from .masks import as_additive, check_no_blocked_rows, to_sdpa_mask
+from .masks import as_additive, to_sdpa_mask
+
+#: Largest d_model the package builds weights for: 4 matrices of
+#: 8192 x 8192 float32 numbers are 1 GiB.
+MAX_D_MODEL = 8192
+
+BATCH_FIRST = (
+    "The course's functions are batch-first, (B, L, d_model), like "
+    "nn.MultiheadAttention(batch_first=True); if your tensors are "
+    "sequence-first, (L, B, d_model) (PyTorch's default batch_first=False), "
+    "pass x.transpose(0, 1).")
 
 
 @dataclass
@@ -55,12 +71,34 @@ class MHAWeights:
     b_O: torch.Tensor | None = None
 
     def __post_init__(self) -> None:
+        # types and shapes only (no value checks): this also runs inside the
+        # exported core, through MultiHeadAttention.weights()
+        if not isinstance(self.W_Q, torch.Tensor) or self.W_Q.ndim != 2:
+            raise InputTypeError(
+                f"W_Q must be a (d_model, d_model) torch.Tensor; got "
+                f"{describe(self.W_Q)}. Make weights with "
+                "mc.random_weights(d_model, h).")
         d = self.W_Q.shape[0]
         for f in fields(self):
             t = getattr(self, f.name)
             want = (d, d) if f.name.startswith("W") else (d,)
-            if t is not None and tuple(t.shape) != want:
-                raise ValueError(
+            if t is None and f.name.startswith("b"):
+                continue
+            if not isinstance(t, torch.Tensor):
+                raise InputTypeError(
+                    f"{f.name} must be a torch.Tensor of shape {want}; got "
+                    f"{describe(t)}.")
+            if t.dtype not in FLOAT_DTYPES:
+                raise InputError(
+                    f"{f.name} is {str(t.dtype).replace('torch.', '')}: weights "
+                    f"must be floating-point; pass {f.name}.float().")
+            if t.dtype != self.W_Q.dtype:
+                raise InputError(
+                    f"{f.name} is {str(t.dtype).replace('torch.', '')} but W_Q is "
+                    f"{str(self.W_Q.dtype).replace('torch.', '')}: give all "
+                    "weights one dtype (`w.to(dtype)`).")
+            if tuple(t.shape) != want:
+                raise InputError(
                     f"{f.name} must have shape {want} (d_model = {d}); "
                     f"got {tuple(t.shape)}."
                 )
@@ -71,6 +109,7 @@ class MHAWeights:
 
     def to(self, dtype: torch.dtype) -> "MHAWeights":
         """The same weights in another dtype (e.g. ``torch.float64``)."""
+        check_dtype("dtype", dtype)
         return MHAWeights(**{
             f.name: None if getattr(self, f.name) is None
             else getattr(self, f.name).to(dtype)
@@ -89,7 +128,11 @@ def random_weights(
     global random state.
     """
     check_heads(d_model, h)
-    g = None if seed is None else torch.Generator().manual_seed(seed)
+    check_positive_int("d_model", d_model, MAX_D_MODEL,
+                       "memory: four d_model x d_model matrices")
+    check_dtype("dtype", dtype)
+    g = None if seed is None else torch.Generator().manual_seed(
+        as_int("seed", seed, "a whole number or None"))
 
     def mat():
         return torch.randn(d_model, d_model, generator=g, dtype=dtype) / d_model**0.5
@@ -112,13 +155,21 @@ def head_slice(W: torch.Tensor, b: torch.Tensor | None, i: int, h: int):
     Shapes: ``W`` (d_model, d_model) -> ``W^i`` (d_model, d_k). ``W^i`` has all
     d_model **rows**: head i reads every input dimension.
     """
+    check_tensor("W", W, ndim=2, legend="(d_model, d_model)")
+    if b is not None:
+        check_tensor("b", b, ndim=1, legend="(d_model,)")
+        if b.shape[0] != W.shape[1]:
+            raise InputError(f"b must have one entry per column of W, "
+                             f"{W.shape[1]}; got shape {tuple(b.shape)}.")
     d_k = check_heads(W.shape[1], h)
+    i = check_head_index("i", i, h)
     cols = slice(i * d_k, (i + 1) * d_k)
     return W[:, cols], (None if b is None else b[cols])
 
 
 def output_projection(concat: torch.Tensor, W_O: torch.Tensor, b_O=None):
     """``Concat(head_1..head_h) W_O + b_O``: (B, L, d_model) -> (B, L, d_model)."""
+    _check_projection(concat, W_O, b_O)
     return project(concat, W_O, b_O)
 
 
@@ -130,10 +181,57 @@ def head_contributions(concat: torch.Tensor, W_O: torch.Tensor, h: int):
     Shapes: ``concat`` (B, L, d_model) -> (B, h, L, d_model); summing axis 1
     gives ``concat @ W_O`` (without ``b_O``).
     """
+    _check_projection(concat, W_O, None)
+    check_ndim("concat", concat.shape, 3, "(B, L, d_model)")
+    check_finite("concat", concat, option=False)
+    check_finite("W_O", W_O, option=False)
     heads = split_heads(concat, h)  # (B, h, L, d_k)
     d_k = heads.shape[-1]
     W_O_i = W_O.reshape(h, d_k, W_O.shape[1])  # (h, d_k, d_model): row blocks
     return heads @ W_O_i[None]  # (B, h, L, d_model)
+
+
+def check_dtype(name: str, dtype) -> torch.dtype:
+    """Return ``dtype`` if it is a floating ``torch.dtype``; a string such as
+    ``'float32'`` raises with the fix ``torch.float32``."""
+    if isinstance(dtype, torch.dtype) and dtype in FLOAT_DTYPES:
+        return dtype
+    if isinstance(dtype, str) and isinstance(getattr(torch, dtype.replace(
+            "torch.", ""), None), torch.dtype):
+        fix = f" Pass torch.{dtype.replace('torch.', '')}, not the string {dtype!r}."
+    else:
+        fix = ""
+    raise InputTypeError(
+        f"{name} must be a floating torch.dtype (torch.float32, torch.float64, "
+        f"torch.float16 or torch.bfloat16); got {describe(dtype)}.{fix}")
+
+
+def check_head_index(name: str, i, h: int) -> int:
+    """Return head index ``i`` (counted from 0) if it is in 0..h-1."""
+    i = as_int(name, i, "a head index (a whole number)")
+    if not 0 <= i < h:
+        raise InputError(
+            f"{name} = {i} is not a head: with h = {h} heads, heads count from "
+            f"0 to {h - 1}" + (" (the last is h - 1, not h)" if i == h else "")
+            + ".")
+    return i
+
+
+def _check_projection(concat, W_O, b_O) -> None:
+    check_tensor("concat", concat, min_ndim=1, legend="(..., d_model)")
+    check_tensor("W_O", W_O, ndim=2, legend="(d_model, d_model)")
+    if b_O is not None:
+        check_tensor("b_O", b_O, ndim=1, legend="(d_model,)")
+        if b_O.shape[0] != W_O.shape[1]:
+            raise InputError(f"b_O must have shape ({W_O.shape[1]},), one entry "
+                             f"per column of W_O; got {tuple(b_O.shape)}.")
+    if concat.shape[-1] != W_O.shape[0]:
+        raise InputError(
+            f"concat must end in d_model = {W_O.shape[0]} (the rows of W_O); "
+            f"got concat {tuple(concat.shape)} and W_O {tuple(W_O.shape)}.")
+    check_same_dtype(concat=concat, W_O=W_O, b_O=b_O)
+    # types and shapes only (no value checks): output_projection also runs
+    # inside the exported core (mha_core)
 
 
 def combine_masks(
@@ -144,23 +242,29 @@ def combine_masks(
     ``nn.MultiheadAttention`` does.
 
     ``attn_mask``: (L, S) or (B*h, L, S). ``key_padding_mask``: (B, S).
+    Integer masks, 0/1 float masks and rows with every key blocked raise
+    :class:`~mhacourse.InputError`.
     """
     mask = None
     if attn_mask is not None:
+        attn_mask = check_mask("attn_mask", attn_mask)
         if tuple(attn_mask.shape) == (L, S):
             mask = attn_mask[None, None]  # (1, 1, L, S)
         elif tuple(attn_mask.shape) == (B * h, L, S):
             mask = attn_mask.reshape(B, h, L, S)  # (B, h, L, S)
         else:
-            raise ValueError(
+            raise InputError(
                 f"attn_mask must have shape (L, S) = ({L}, {S}) or "
                 f"(B*h, L, S) = ({B * h}, {L}, {S}); got {tuple(attn_mask.shape)}."
             )
     if key_padding_mask is not None:
+        key_padding_mask = check_mask("key_padding_mask", key_padding_mask)
         if tuple(key_padding_mask.shape) != (B, S):
-            raise ValueError(
+            hint = (" It looks transposed: pass key_padding_mask.T."
+                    if tuple(key_padding_mask.shape) == (S, B) else "")
+            raise InputError(
                 f"key_padding_mask must have shape (B, S) = ({B}, {S}), "
-                f"True = padded; got {tuple(key_padding_mask.shape)}."
+                f"True = padded; got {tuple(key_padding_mask.shape)}.{hint}"
             )
         pad = key_padding_mask[:, None, None, :]  # (B, 1, 1, S)
         if mask is None:
@@ -175,37 +279,85 @@ def combine_masks(
     return mask
 
 
-def _check_inputs(query, key, value, w: MHAWeights, h: int):
+def check_weights(w, h, d_model_from: str = "the weights") -> int:
+    """Check ``w`` is an :class:`MHAWeights` whose d_model ``h`` heads split;
+    return ``d_k``."""
+    if not isinstance(w, MHAWeights):
+        hint = (" (it looks like h and w are swapped: the order is query, key, "
+                "value, w, h)" if isinstance(h, MHAWeights) else "")
+        raise InputTypeError(
+            f"w must be an MHAWeights (from mc.random_weights(d_model, h)); got "
+            f"{describe(w)}{hint}.")
+    return check_heads(w.d_model, h)
+
+
+def _check_inputs(query, key, value, w: MHAWeights, h: int,
+                  allow_nonfinite: bool = False):
+    d_k = check_weights(w, h)
     for name, t in (("query", query), ("key", key), ("value", value)):
-        if not isinstance(t, torch.Tensor):
-            raise ValueError(f"{name} must be a torch.Tensor; got {type(t).__name__}.")
-        check_ndim(name, t.shape, 3, "(B, tokens, d_model)")
+        check_tensor(name, t, ndim=3, legend="(B, tokens, d_model)")
         if t.shape[-1] != w.d_model:
-            raise ValueError(
+            raise InputError(
                 f"{name} must end in d_model = {w.d_model} (the weights' size); "
                 f"got shape {tuple(t.shape)}."
             )
         if t.shape[1] == 0:
-            raise ValueError(f"{name} has no tokens (shape {tuple(t.shape)}): "
+            raise InputError(f"{name} has no tokens (shape {tuple(t.shape)}): "
                              "attention needs at least one.")
-    if key.shape[:2] != value.shape[:2] or key.shape[0] != query.shape[0]:
-        raise ValueError(
-            f"query (B, L, d), key and value (B, S, d) must share B, and key and "
-            f"value must share S; got {tuple(query.shape)}, {tuple(key.shape)}, "
-            f"{tuple(value.shape)}."
-        )
-    return check_heads(w.d_model, h)
+        if t.shape[0] == 0:
+            raise InputError(f"{name} has an empty batch (shape "
+                             f"{tuple(t.shape)}): give at least one sequence.")
+    if key.shape[0] != query.shape[0] or value.shape[0] != query.shape[0]:
+        raise InputError(
+            f"query (B, L, d), key and value (B, S, d) must share B; got "
+            f"{tuple(query.shape)}, {tuple(key.shape)}, {tuple(value.shape)}. "
+            + BATCH_FIRST)
+    if key.shape[1] != value.shape[1]:
+        raise InputError(
+            f"key and value must share S (one value per key); got key "
+            f"{tuple(key.shape)} and value {tuple(value.shape)}.")
+    check_same_dtype(query=query, key=key, value=value, weights=w.W_Q)
+    seen = set()  # self-attention passes one tensor three times: check it once
+    for name, t in (("query", query), ("key", key), ("value", value)):
+        if id(t) not in seen:
+            check_finite(name, t, allow_nonfinite)
+            seen.add(id(t))
+    check_all_finite(allow_nonfinite,
+                     **{f"w.{f.name}": getattr(w, f.name) for f in fields(w)})
+    return d_k
 
 
 def _unbatched(fn):
     """Let ``fn`` also take (L, d_model) inputs, like ``nn.MultiheadAttention``."""
     def wrapper(query, key, value, *args, **kwargs):
+        ndims = [t.ndim if isinstance(t, torch.Tensor) else None
+                 for t in (query, key, value)]
+        if all(n is not None for n in ndims) and len(set(ndims)) > 1:
+            raise InputError(
+                "query, key and value must all be batched (B, tokens, d_model) "
+                "or all unbatched (tokens, d_model); got shapes "
+                f"{tuple(query.shape)}, {tuple(key.shape)}, {tuple(value.shape)}.")
         if isinstance(query, torch.Tensor) and query.ndim == 2:
-            key_padding_mask = kwargs.get("key_padding_mask")
+            for name, t in (("key", key), ("value", value)):
+                check_tensor(name, t, ndim=2, legend="(tokens, d_model)")
+            try:
+                bound = inspect.signature(fn).bind(query, key, value, *args,
+                                                   **kwargs)
+            except TypeError as e:
+                raise InputTypeError(f"{fn.__name__}: {e}.") from None
+            key_padding_mask = bound.arguments.get("key_padding_mask")
             if key_padding_mask is not None:
-                kwargs["key_padding_mask"] = key_padding_mask[None]
-            out, weights = fn(query[None], key[None], value[None], *args, **kwargs)
-            return out[0], (None if weights is None else weights[0])
+                if (not isinstance(key_padding_mask, torch.Tensor)
+                        or key_padding_mask.ndim != 1):
+                    raise InputError(
+                        "with unbatched (tokens, d_model) inputs, "
+                        "key_padding_mask must be 1-D (S,), True = padded; got "
+                        f"{describe(key_padding_mask)}.")
+                bound.arguments["key_padding_mask"] = key_padding_mask[None]
+            for name in ("query", "key", "value"):
+                bound.arguments[name] = bound.arguments[name][None]
+            result = fn(*bound.args, **bound.kwargs)
+            return tuple(None if r is None else r[0] for r in result)
         return fn(query, key, value, *args, **kwargs)
     wrapper.__doc__, wrapper.__name__ = fn.__doc__, fn.__name__
     wrapper.__wrapped__ = fn
@@ -215,14 +367,14 @@ def _unbatched(fn):
 @_unbatched
 def multi_head_attention_loop(
     query, key, value, w: MHAWeights, h: int,
-    attn_mask=None, key_padding_mask=None,
+    attn_mask=None, key_padding_mask=None, allow_nonfinite: bool = False,
 ):
     """The explicit form: h separate heads, each with its own W_Q^i, W_K^i, W_V^i.
 
     Shapes: ``query`` (B, L, d_model), ``key``/``value`` (B, S, d_model).
     Returns ``(output (B, L, d_model), weights (B, h, L, S))``.
     """
-    _check_inputs(query, key, value, w, h)
+    _check_inputs(query, key, value, w, h, allow_nonfinite)
     B, L, _ = query.shape
     S = key.shape[1]
     mask = combine_masks(attn_mask, key_padding_mask, B, h, L, S)
@@ -235,7 +387,8 @@ def multi_head_attention_loop(
         K_i = project(key, W_K_i, b_K_i)  # (B, S, d_k)
         V_i = project(value, W_V_i, b_V_i)  # (B, S, d_k)
         mask_i = None if mask is None else mask[:, min(i, mask.shape[1] - 1)]
-        head_i, A_i = scaled_dot_product_attention(Q_i, K_i, V_i, mask_i)
+        head_i, A_i = scaled_dot_product_attention(Q_i, K_i, V_i, mask_i,
+                                                   allow_nonfinite)
         heads.append(head_i)  # (B, L, d_k)
         weights.append(A_i)  # (B, L, S)
     concat = torch.cat(heads, dim=-1)  # (B, L, h*d_k) = (B, L, d_model)
@@ -247,6 +400,7 @@ def multi_head_attention_loop(
 def multi_head_attention(
     query, key, value, w: MHAWeights, h: int,
     attn_mask=None, key_padding_mask=None, return_concat: bool = False,
+    allow_nonfinite: bool = False,
 ):
     """The batched form: one projection for all heads, reshape, transpose.
 
@@ -254,8 +408,10 @@ def multi_head_attention(
     Shapes: ``query`` (B, L, d_model), ``key``/``value`` (B, S, d_model).
     Returns ``(output (B, L, d_model), weights (B, h, L, S))``; with
     ``return_concat=True`` returns ``(output, weights, concat (B, L, d_model))``.
+    Bad input raises :class:`~mhacourse.InputError`; NaN/inf inputs too,
+    unless ``allow_nonfinite=True``.
     """
-    _check_inputs(query, key, value, w, h)
+    _check_inputs(query, key, value, w, h, allow_nonfinite)
     B, L, _ = query.shape
     S = key.shape[1]
     mask = combine_masks(attn_mask, key_padding_mask, B, h, L, S)
@@ -299,7 +455,7 @@ def _linear(x: torch.Tensor, W: torch.Tensor, b: torch.Tensor | None = None):
 @_unbatched
 def multi_head_attention_fast(
     query, key, value, w: MHAWeights, h: int,
-    attn_mask=None, key_padding_mask=None,
+    attn_mask=None, key_padding_mask=None, allow_nonfinite: bool = False,
 ):
     """The batched form with PyTorch's fused kernel for the attention step.
 
@@ -314,7 +470,7 @@ def multi_head_attention_fast(
     GEMM for self-attention was tried and was no faster on CPU (it needs the
     three weights concatenated on every call), so Q, K, V stay separate.
     """
-    _check_inputs(query, key, value, w, h)
+    _check_inputs(query, key, value, w, h, allow_nonfinite)
     B, L, _ = query.shape
     S = key.shape[1]
     mask = combine_masks(attn_mask, key_padding_mask, B, h, L, S)  # or None
@@ -323,6 +479,8 @@ def multi_head_attention_fast(
     K = split_heads(_linear(key, w.W_K, w.b_K), h)  # (B, h, S, d_k), a view
     V = split_heads(_linear(value, w.W_V, w.b_V), h)  # (B, h, S, d_k), a view
     sdpa_mask = None if mask is None else to_sdpa_mask(mask)
+    if sdpa_mask is not None and sdpa_mask.is_floating_point():
+        sdpa_mask = sdpa_mask.to(Q.dtype)  # the fused kernel wants one dtype
     heads = F.scaled_dot_product_attention(Q, K, V, attn_mask=sdpa_mask)
     # heads: (B, h, L, d_k); the CPU kernel stores it as (B, L, h, d_k), like
     # Q, so merge_heads is a view, not a copy
@@ -331,8 +489,11 @@ def multi_head_attention_fast(
 
 def from_torch(mha: nn.MultiheadAttention) -> MHAWeights:
     """Read an ``nn.MultiheadAttention``'s weights into the course's names."""
+    if not isinstance(mha, nn.MultiheadAttention):
+        raise InputTypeError(f"mha must be an nn.MultiheadAttention; got "
+                             f"{describe(mha)}.")
     if not mha._qkv_same_embed_dim:
-        raise ValueError("only key/value of the same width as the query "
+        raise InputError("only key/value of the same width as the query "
                          "(kdim = vdim = embed_dim) are supported.")
     d = mha.embed_dim
     Wi = mha.in_proj_weight.detach()  # (3d, d), used as x @ Wi.T
@@ -350,7 +511,7 @@ def from_torch(mha: nn.MultiheadAttention) -> MHAWeights:
 
 def to_torch(w: MHAWeights, h: int) -> nn.MultiheadAttention:
     """An ``nn.MultiheadAttention(batch_first=True)`` holding these weights."""
-    check_heads(w.d_model, h)
+    check_weights(w, h)
     bias = w.b_Q is not None
     mha = nn.MultiheadAttention(w.d_model, h, bias=bias, batch_first=True,
                                 dtype=w.W_Q.dtype)
@@ -374,6 +535,8 @@ class MultiHeadAttention(nn.Module):
     def __init__(self, d_model: int, h: int, bias: bool = True, seed: int | None = None):
         super().__init__()
         self.d_k = check_heads(d_model, h)
+        check_positive_int("d_model", d_model, MAX_D_MODEL,
+                           "memory: four d_model x d_model matrices")
         self.d_model, self.h = d_model, h
         w = random_weights(d_model, h, bias=bias, seed=seed)
         for f in fields(w):

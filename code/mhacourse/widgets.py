@@ -82,15 +82,26 @@ class AttentionExplorer:
     type any sentence; every change recomputes from the package.
 
     Bad input (empty text, too many tokens, h or d_k of 0, a head count that
-    does not divide d_model, a size with no trained model) shows a one-line
-    message in place of the heatmaps, and the explorer keeps working.
+    does not divide d_model, a size with no trained model, a size over the
+    caps) shows a one-line message in place of the heatmaps, and the explorer
+    keeps working: every error of an update is caught, so a stale picture
+    never stays on screen. The layer control offers only the layers the
+    source has (1-2 for the tiny models, 1-6 for MiniLM).
     ``self.widget`` is the box to display; ``self.output.value`` its HTML.
     """
 
     def __init__(self, sentence: str | None = None, source: str = "trained",
                  h: int = 4, d_k: int = 16, layer: int = 2):
         from . import explorer as ex
+        from ._validate import InputError, as_int
 
+        layers = ex.layers_of(source)
+        h, d_k, layer = as_int("h", h), as_int("d_k", d_k), as_int("layer", layer)
+        if layer not in layers:
+            raise InputError(f"layer must be one of {list(layers)} for the "
+                             f"{source} source (layers count from 1); got {layer}.")
+        if sentence is not None:
+            ex.check_sentence(sentence)
         style = {"description_width": "initial"}
         self.source = W.Dropdown(options=list(ex.SOURCES), value=source,
                                  description="Source", style=style)
@@ -100,18 +111,36 @@ class AttentionExplorer:
                              layout=W.Layout(width="110px"))
         self.d_model = W.IntText(value=0, description="d_model (untrained; 0 = h·d_k)",
                                  style=style, layout=W.Layout(width="260px"))
-        self.layer = W.Dropdown(options=[1, 2, 3, 4, 5, 6], value=layer,
+        self.layer = W.Dropdown(options=list(layers), value=layer,
                                 description="Layer", style=style)
         self.text = W.Combobox(value=sentence or ex.EXAMPLES[0], options=list(ex.EXAMPLES),
                                description="Sentence", ensure_option=False, style=style,
                                layout=W.Layout(width="640px"))
         self.output = W.HTML()
-        for w in (self.source, self.h, self.d_k, self.d_model, self.layer, self.text):
+        self._busy = False  # set while the layer options change
+        self.source.observe(lambda _change: self._source_changed(), names="value")
+        for w in (self.h, self.d_k, self.d_model, self.layer, self.text):
             w.observe(lambda _change: self.update(), names="value")
         self.widget = W.VBox([
             W.HBox([self.source, self.h, self.d_k, self.d_model, self.layer],
                    layout=W.Layout(flex_flow="row wrap")),
             self.text, self.output])
+        self.update()
+
+    def _source_changed(self) -> None:
+        """Offer the new source's layers only, keeping the layer if it has it
+        (else its last), then redraw once."""
+        from . import explorer as ex
+
+        layers = list(ex.layers_of(self.source.value))
+        if list(self.layer.options) != layers:
+            keep = self.layer.value if self.layer.value in layers else layers[-1]
+            self._busy = True
+            try:
+                self.layer.options = layers
+                self.layer.value = keep
+            finally:
+                self._busy = False
         self.update()
 
     def view(self):
@@ -122,16 +151,24 @@ class AttentionExplorer:
             return ex.minilm_view(self.text.value, self.layer.value)
         trained = self.source.value == "trained"
         return ex.tiny_view(self.text.value, self.h.value, self.d_k.value,
-                            trained=trained, layer=min(self.layer.value, 2),
+                            trained=trained, layer=self.layer.value,
                             d_model=None if trained else self.d_model.value)
 
     def update(self) -> None:
+        """Redraw; any error becomes one line in place of the heatmaps."""
+        from ._validate import InputError
         from .plotting_html import message_html
 
+        if self._busy:
+            return
         try:
-            self.output.value = _render_view(self.view())
-        except ValueError as e:  # bad input: one line, never a traceback
-            self.output.value = message_html(str(e))
+            html = _render_view(self.view())
+        except InputError as e:  # bad input: one line, never a traceback
+            html = message_html(str(e))
+        except Exception as e:  # noqa: BLE001 - never leave a stale picture
+            html = message_html(f"Could not draw this view ({type(e).__name__}: "
+                                f"{e}). Change a control to try again.")
+        self.output.value = html
 
     def _ipython_display_(self):
         from IPython.display import display
