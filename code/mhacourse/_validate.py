@@ -176,19 +176,11 @@ def check_tensor(name: str, value, *, ndim: int | Sequence[int] | None = None,
     return value
 
 
-def exporting() -> bool:
-    """True while ``torch.onnx.export`` / ``torch.export`` / ``torch.jit.trace``
-    trace the code: then value checks are skipped, so the exported graph holds
-    the computation only (a check on tensor values cannot be traced)."""
-    return torch.jit.is_tracing() or torch.compiler.is_compiling()
-
-
 def check_finite(name: str, t: torch.Tensor, allow_nonfinite: bool = False,
                  option: bool = True) -> None:
     """Refuse NaN and +-inf in ``t`` (unless ``allow_nonfinite``), naming the
-    first bad position. ``option``: the function offers ``allow_nonfinite``.
-    Skipped while the code is being exported (:func:`exporting`)."""
-    if allow_nonfinite or t.numel() == 0 or exporting():
+    first bad position. ``option``: the function offers ``allow_nonfinite``."""
+    if allow_nonfinite or t.numel() == 0:
         return
     t = t.detach()
     if bool(torch.isfinite(t.sum())):  # one pass, no copy: NaN/inf make it so
@@ -230,7 +222,7 @@ def check_all_finite(allow_nonfinite: bool = False, **tensors) -> None:
     """
     named = {k: v for k, v in tensors.items()
              if v is not None and v.numel() and not _known_finite(v)}
-    if allow_nonfinite or not named or exporting():
+    if allow_nonfinite or not named:
         return
     if not bool(torch.isfinite(sum(v.detach().sum() for v in named.values()))):
         for name, t in named.items():

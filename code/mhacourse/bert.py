@@ -55,7 +55,7 @@ from ._validate import (
     as_int, check_finite, check_head_mask, check_heads, check_ids, check_model,
     check_positive_int, check_tensor, describe,
 )
-from .block import check_eps, feed_forward, layer_norm
+from .block import check_eps, feed_forward_core, layer_norm_core
 from .heads import merge_heads, split_heads
 from .multihead import (
     MHAWeights, _check_inputs, check_dtype, combine_masks, mha_core,
@@ -443,7 +443,7 @@ def embed_core(input_ids: torch.Tensor, model: Bert) -> torch.Tensor:
     Shapes: (B, L) ids -> (B, L, d_model)."""
     L = input_ids.shape[1]
     x = model.E_tok[input_ids] + model.E_pos[:L] + model.E_type[0]  # (B, L, d_model)
-    return layer_norm(x, model.gamma_0, model.beta_0, model.config.eps)
+    return layer_norm_core(x, model.gamma_0, model.beta_0, model.config.eps)
 
 
 def masked_output(concat: torch.Tensor, w: MHAWeights, h: int,
@@ -468,9 +468,22 @@ def add_norm_ffn(x: torch.Tensor, a: torch.Tensor, layer: BertLayer,
     """The rest of a post-LN block after attention output ``a``:
     ``y = LN(x + a)``, then ``LN(y + GELU(y W_1 + b_1) W_2 + b_2)``.
     Shapes: ``x``, ``a`` (B, L, d_model) -> (B, L, d_model)."""
-    y = layer_norm(x + a, layer.gamma_1, layer.beta_1, eps)  # Add & Norm
-    ffn = feed_forward(y, layer.W_1, layer.b_1, layer.W_2, layer.b_2, "gelu")
-    return layer_norm(y + ffn, layer.gamma_2, layer.beta_2, eps)  # Add & Norm
+    for name, t in (("x", x), ("a", a)):
+        check_tensor(name, t, ndim=3, legend="(B, L, d_model)")
+        check_finite(name, t, option=False)
+    if x.shape != a.shape:
+        raise InputError(f"x and a must have the same shape (B, L, d_model); "
+                         f"got x {tuple(x.shape)} and a {tuple(a.shape)}.")
+    check_eps(eps)
+    return add_norm_ffn_core(x, a, layer, eps)
+
+
+def add_norm_ffn_core(x: torch.Tensor, a: torch.Tensor, layer: BertLayer,
+                      eps: float) -> torch.Tensor:
+    """:func:`add_norm_ffn` without input checks (for the exported graph)."""
+    y = layer_norm_core(x + a, layer.gamma_1, layer.beta_1, eps)  # Add & Norm
+    ffn = feed_forward_core(y, layer.W_1, layer.b_1, layer.W_2, layer.b_2, "gelu")
+    return layer_norm_core(y + ffn, layer.gamma_2, layer.beta_2, eps)  # Add & Norm
 
 
 def bert_layer(x: torch.Tensor, layer: BertLayer, h: int, eps: float,
@@ -508,7 +521,7 @@ def layer_core(x: torch.Tensor, layer: BertLayer, h: int, eps: float,
     a, A, concat = mha_core(x, x, x, layer.attn, h, mask)  # (B,L,d), (B,h,L,L)
     if head_mask is not None:
         a = masked_output(concat, layer.attn, h, head_mask)  # (B, L, d_model)
-    return add_norm_ffn(x, a, layer, eps), A, concat
+    return add_norm_ffn_core(x, a, layer, eps), A, concat
 
 
 def forward_core(input_ids: torch.Tensor, model: Bert,
@@ -588,8 +601,6 @@ def mean_pool(hidden: torch.Tensor, attention_mask: torch.Tensor,
     Shapes: ``hidden`` (B, L, d_model), ``attention_mask`` (B, L), True/1 =
     real token -> (B, d_model).
     """
-    # this runs inside the exported MiniLM graph (mhacourse.web_export): the
-    # value check (check_finite) is skipped while exporting
     check_tensor("hidden", hidden, ndim=3, legend="(B, L, d_model)")
     check_finite("hidden", hidden, option=False)
     if not isinstance(attention_mask, torch.Tensor) or \
@@ -598,6 +609,13 @@ def mean_pool(hidden: torch.Tensor, attention_mask: torch.Tensor,
             f"attention_mask must be a (B, L) = {tuple(hidden.shape[:2])} tensor, "
             f"True/1 = real token (Hugging Face's convention); got "
             f"{describe(attention_mask)}.")
+    return mean_pool_core(hidden, attention_mask, normalize)
+
+
+def mean_pool_core(hidden: torch.Tensor, attention_mask: torch.Tensor,
+                   normalize: bool = True) -> torch.Tensor:
+    """:func:`mean_pool` without input checks (the exported MiniLM graph's
+    sentence embedding, ``mhacourse.web_export``)."""
     m = attention_mask.to(hidden.dtype)[..., None]  # (B, L, 1)
     e = (hidden * m).sum(dim=1) / m.sum(dim=1).clamp(min=1e-9)  # (B, d_model)
     return torch.nn.functional.normalize(e, dim=-1) if normalize else e

@@ -37,6 +37,12 @@ def layer_norm(x, gamma, beta, eps: float = 1e-5):
     (biased variance, as ``nn.LayerNorm``). Shapes: (..., d_model)."""
     _check_params(x, gamma=gamma, beta=beta)
     check_eps(eps)
+    return layer_norm_core(x, gamma, beta, eps)
+
+
+def layer_norm_core(x, gamma, beta, eps: float = 1e-5):
+    """:func:`layer_norm` without input checks: what the exported cores
+    (:meth:`TransformerBlock.core`, ``bert.forward_core``) call."""
     mean = x.mean(dim=-1, keepdim=True)  # (..., 1)
     var = x.var(dim=-1, keepdim=True, unbiased=False)  # (..., 1)
     return gamma * (x - mean) / torch.sqrt(var + eps) + beta
@@ -58,6 +64,11 @@ def feed_forward(x, W_1, b_1, W_2, b_2, activation: str = "relu"):
                 f"{name} must be a {str(x.dtype).replace('torch.', '')} tensor of "
                 f"shape {want[name]} (W_1 is (d_model, d_ff)); got "
                 f"{describe(t)}.")
+    return feed_forward_core(x, W_1, b_1, W_2, b_2, activation)
+
+
+def feed_forward_core(x, W_1, b_1, W_2, b_2, activation: str = "relu"):
+    """:func:`feed_forward` without input checks (for the exported cores)."""
     return ACTIVATIONS[activation](x @ W_1 + b_1) @ W_2 + b_2
 
 
@@ -143,15 +154,26 @@ class TransformerBlock(nn.Module):
         weights (B, h, L, L))``.
         """
         w, h = self.attn.weights(), self.attn.h
+
+        def ln1(t):
+            return layer_norm_core(t, self.gamma_1, self.beta_1, self.eps)
+
+        def ln2(t):
+            return layer_norm_core(t, self.gamma_2, self.beta_2, self.eps)
+
+        def ffn(t):
+            return feed_forward_core(t, self.W_1, self.b_1, self.W_2, self.b_2,
+                                     self.activation)
+
         if self.pre_ln:
-            z = self.ln1(x)
+            z = ln1(x)
             a, A, _ = mha_core(z, z, z, w, h, mask)
             x = x + a  # residual around attention
-            x = x + self.ffn(self.ln2(x))  # residual around the FFN
+            x = x + ffn(ln2(x))  # residual around the FFN
         else:
             a, A, _ = mha_core(x, x, x, w, h, mask)
-            x = self.ln1(x + a)  # Add & Norm
-            x = self.ln2(x + self.ffn(x))  # Add & Norm
+            x = ln1(x + a)  # Add & Norm
+            x = ln2(x + ffn(x))  # Add & Norm
         return x, A
 
     @classmethod
@@ -196,8 +218,6 @@ def check_eps(eps) -> None:
 
 
 def _check_params(x, **params) -> None:
-    # layer_norm and feed_forward also run inside the exported cores: the
-    # value checks (check_finite) are skipped while exporting
     check_tensor("x", x, min_ndim=1, legend="(..., d_model)")
     check_finite("x", x, option=False)
     for name, t in params.items():

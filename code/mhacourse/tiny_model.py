@@ -26,7 +26,7 @@ from torch import nn
 
 from . import tasks
 from ._validate import check_heads, check_positive_int
-from .block import TransformerBlock, layer_norm
+from .block import TransformerBlock, layer_norm_core
 from .masks import causal_core, causal_mask
 
 
@@ -132,10 +132,11 @@ class TinyTransformer(nn.Module):
         attention, inputs = [], []
         for block in self.blocks:
             if return_inputs:
-                inputs.append(block.ln1(x) if block.pre_ln else x)  # (B, L, d_model)
+                z = layer_norm_core(x, block.gamma_1, block.beta_1, block.eps)
+                inputs.append(z if block.pre_ln else x)  # (B, L, d_model)
             x, A = block.core(x, mask)  # A: (B, h, L, L)
             attention.append(A)
-        x = layer_norm(x, self.gamma_f, self.beta_f)  # (B, L, d_model)
+        x = layer_norm_core(x, self.gamma_f, self.beta_f)  # (B, L, d_model)
         logits = x @ self.W_U  # (B, L, V)
         return (logits, attention, inputs) if return_inputs else (logits, attention)
 

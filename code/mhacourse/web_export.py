@@ -96,7 +96,7 @@ class MiniLMGraph(nn.Module):
     """What is exported of MiniLM: ``(input_ids (1, L), head_mask (6, 12))``
     -> ``(embedding (1, 384), A_1, ..., A_6)``. The embedding is the mean of
     the last layer over the tokens, divided by its norm (one unpadded
-    sentence: :func:`bert.mean_pool` with every token real)."""
+    sentence: :func:`bert.mean_pool_core` with every token real)."""
 
     def __init__(self, model: bert.Bert):
         super().__init__()
@@ -105,7 +105,7 @@ class MiniLMGraph(nn.Module):
     def forward(self, input_ids, head_mask):
         hidden, attention = bert.forward_core(input_ids, self.bert, head_mask)
         mask = torch.ones_like(input_ids, dtype=torch.bool)  # (1, L): all real
-        return (bert.mean_pool(hidden[-1], mask), *attention)
+        return (bert.mean_pool_core(hidden[-1], mask), *attention)
 
 
 def _export(module: nn.Module, args: tuple, path: Path, input_names, output_names,
