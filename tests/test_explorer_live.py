@@ -153,6 +153,17 @@ def minilm(page):
     return p
 
 
+def assert_same_as_package(got: dict, enc) -> None:
+    """The page's MiniLM run equals ``bert.encode``'s: every layer's weights
+    to 1e-4, the sentence embedding to 1e-5."""
+    n = len(got["ids"])
+    for l, A in enumerate(enc.attentions):
+        diff = np.abs(np.array(got["attn"][l]).reshape(1, 12, n, n) - A.numpy()).max()
+        assert diff <= 1e-4, f"layer {l + 1}: {diff:.2e}"
+    e = bert.mean_pool(enc.hidden_states[-1], enc.attention_mask)[0].numpy()
+    assert np.abs(np.array(got["embedding"]) - e).max() <= 1e-5
+
+
 @pytest.mark.parametrize("text", SENTENCES, ids=range(len(SENTENCES)))
 def test_minilm_in_the_browser_equals_the_package(minilm, text):
     got = run_minilm(minilm, text)
@@ -162,12 +173,7 @@ def test_minilm_in_the_browser_equals_the_package(minilm, text):
             enc = bert.encode(text)
     assert got["ids"] == enc.input_ids[0].tolist(), "token ids differ from Python tokenizers'"
     assert got["kept"] == enc.lengths[0] <= 512
-    n = len(got["ids"])
-    for l, A in enumerate(enc.attentions):
-        diff = np.abs(np.array(got["attn"][l]).reshape(1, 12, n, n) - A.numpy()).max()
-        assert diff <= 1e-4, f"layer {l + 1}: {diff:.2e}"
-    e = bert.mean_pool(enc.hidden_states[-1], enc.attention_mask)[0].numpy()
-    assert np.abs(np.array(got["embedding"]) - e).max() <= 1e-5
+    assert_same_as_package(got, enc)
 
 
 def test_minilm_head_removal_in_the_browser_equals_the_package(minilm):
@@ -177,12 +183,7 @@ def test_minilm_head_removal_in_the_browser_equals_the_package(minilm):
     text = explorer.EXAMPLES[1]
     got = run_minilm(minilm, text, mask.flatten().tolist())
     enc = bert.encode(text, head_mask=mask)
-    n = len(got["ids"])
-    for l, A in enumerate(enc.attentions):
-        diff = np.abs(np.array(got["attn"][l]).reshape(1, 12, n, n) - A.numpy()).max()
-        assert diff <= 1e-4, f"layer {l + 1}: {diff:.2e}"
-    e = bert.mean_pool(enc.hidden_states[-1], enc.attention_mask)[0].numpy()
-    assert np.abs(np.array(got["embedding"]) - e).max() <= 1e-5
+    assert_same_as_package(got, enc)
 
 
 # ----------------------------------------------- precomputed views agree

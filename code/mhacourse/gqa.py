@@ -32,7 +32,7 @@ from ._validate import (
 )
 from .attention import scaled_dot_product_attention
 from .heads import merge_heads, split_heads
-from .multihead import BATCH_FIRST, MAX_D_MODEL, check_dtype
+from .multihead import MAX_D_MODEL, check_batch_first, check_dtype
 
 
 def check_kv_heads(h: int, h_kv: int) -> int:
@@ -100,15 +100,7 @@ def _check_gqa(query, key, value, W_Q, W_K, W_V, W_O, h, h_kv):
         if 0 in t.shape:
             raise InputError(f"{name} is empty (shape {tuple(t.shape)}): "
                              "attention needs at least one sequence and token.")
-    if key.shape[0] != query.shape[0] or value.shape[0] != query.shape[0]:
-        raise InputError(
-            f"query (B, L, d), key and value (B, S, d) must share B; got "
-            f"{tuple(query.shape)}, {tuple(key.shape)}, {tuple(value.shape)}. "
-            + BATCH_FIRST)
-    if key.shape[1] != value.shape[1]:
-        raise InputError(
-            f"key and value must share S (one value per key); got key "
-            f"{tuple(key.shape)} and value {tuple(value.shape)}.")
+    check_batch_first(query, key, value)
     check_same_dtype(query=query, key=key, value=value, W_Q=W_Q, W_K=W_K,
                      W_V=W_V, W_O=W_O)
     for name, t in (("query", query), ("key", key), ("value", value),

@@ -291,6 +291,21 @@ def check_weights(w, h, d_model_from: str = "the weights") -> int:
     return check_heads(w.d_model, h)
 
 
+def check_batch_first(query, key, value) -> None:
+    """``query`` (B, L, d), ``key`` and ``value`` (B, S, d): one batch size
+    B for all three, one key length S for key and value (sequence-first
+    input usually breaks one of the two)."""
+    if key.shape[0] != query.shape[0] or value.shape[0] != query.shape[0]:
+        raise InputError(
+            f"query (B, L, d), key and value (B, S, d) must share B; got "
+            f"{tuple(query.shape)}, {tuple(key.shape)}, {tuple(value.shape)}. "
+            + BATCH_FIRST)
+    if key.shape[1] != value.shape[1]:
+        raise InputError(
+            f"key and value must share S (one value per key); got key "
+            f"{tuple(key.shape)} and value {tuple(value.shape)}.")
+
+
 def _check_inputs(query, key, value, w: MHAWeights, h: int,
                   allow_nonfinite: bool = False):
     d_k = check_weights(w, h)
@@ -307,15 +322,7 @@ def _check_inputs(query, key, value, w: MHAWeights, h: int,
         if t.shape[0] == 0:
             raise InputError(f"{name} has an empty batch (shape "
                              f"{tuple(t.shape)}): give at least one sequence.")
-    if key.shape[0] != query.shape[0] or value.shape[0] != query.shape[0]:
-        raise InputError(
-            f"query (B, L, d), key and value (B, S, d) must share B; got "
-            f"{tuple(query.shape)}, {tuple(key.shape)}, {tuple(value.shape)}. "
-            + BATCH_FIRST)
-    if key.shape[1] != value.shape[1]:
-        raise InputError(
-            f"key and value must share S (one value per key); got key "
-            f"{tuple(key.shape)} and value {tuple(value.shape)}.")
+    check_batch_first(query, key, value)
     check_same_dtype(query=query, key=key, value=value, weights=w.W_Q)
     seen = set()  # self-attention passes one tensor three times: check it once
     for name, t in (("query", query), ("key", key), ("value", value)):
