@@ -37,7 +37,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "tests"))
-from site_browser import offline_page, serve  # noqa: E402
+from site_browser import CHROMIUM, offline_page, serve  # noqa: E402
 
 SITE = ROOT / "_build" / "html"
 RAW_TEX = re.compile(r"\\\(|\\\)|\\\[|\\\]|\$\$|\\frac|\\sqrt|\\text\{|\\mathrm")
@@ -174,6 +174,11 @@ def main() -> int:
     ap.add_argument("--site", type=Path, default=SITE, help="the built site (_build/html)")
     args = ap.parse_args()
     site = args.site.resolve()
+    if not Path(CHROMIUM).exists():
+        print(f"handouts skipped: no Chromium at {CHROMIUM} to print them with "
+              "(apt-get install chromium, or set CHROMIUM=/path/to/chrome); "
+              "the chapter pages show no Handout button.")
+        return 0
     pages = chapter_pages(site, args.chapters)
     out = site / "handouts"
     out.mkdir(parents=True, exist_ok=True)
