@@ -99,3 +99,55 @@ def check_batch_mask(fn) -> Verdict:
                               f"mask for lengths {lengths.tolist()}, L = {L}.")
     return Verdict(True, "correct: padding keys blocked in every sentence, and "
                          "with causal=True every later key as well.")
+
+
+def check_sinusoidal(fn) -> Verdict:
+    """Check ``fn(L, d_model) -> (L, d_model)`` is the 2017 paper's table,
+    ``PE[t, 2i] = sin(t / 10000^(2i/d))``, ``PE[t, 2i+1] = cos(...)``.
+
+    Recognises: sin and cos swapped, the two halves laid side by side
+    (``[sin | cos]``) instead of interleaved, the exponent ``i/d`` instead of
+    ``2i/d``, a missing minus (frequencies growing with i), a wrong shape.
+    """
+    L, d = 12, 8
+    got, err = _run(fn, L, d)
+    if err is not None:
+        return err
+    if not isinstance(got, torch.Tensor):
+        return Verdict(False, f"return a torch.Tensor; got {type(got).__name__}.")
+    if tuple(got.shape) != (L, d):
+        return Verdict(False, f"the table has shape {tuple(got.shape)}; expected "
+                              f"(L, d_model) = {(L, d)}: one row per position.")
+    got = got.double()
+    want = sinusoidal_positions(L, d, dtype=torch.float64)
+
+    def close(x):
+        return torch.allclose(got, x, atol=1e-5)
+
+    if close(want):
+        return Verdict(True, "correct: sin on the even coordinates, cos on the odd "
+                             "ones, frequencies 1 / 10000^(2i/d_model).")
+    t = torch.arange(L, dtype=torch.float64)[:, None]
+    i = torch.arange(d // 2, dtype=torch.float64)[None]
+    for expo, words in ((2 * i / d, None), (i / d, "the exponent is 2i/d_model "
+                        "(i counts the pairs), not i/d_model"),
+                        (-2 * i / d, "the frequencies must fall with i: divide t "
+                         "by 10000^(2i/d_model), do not multiply")):
+        a = t / 10000 ** expo  # (L, d/2)
+        inter = torch.empty(L, d, dtype=torch.float64)
+        inter[:, 0::2], inter[:, 1::2] = a.cos(), a.sin()
+        if close(inter):
+            return Verdict(False, "sin and cos are swapped: sin goes on the even "
+                                  "coordinates 2i, cos on the odd ones 2i+1.")
+        if close(torch.cat([a.sin(), a.cos()], -1)):
+            return Verdict(False, "you put all the sines first and all the cosines "
+                                  "after; the paper interleaves them: "
+                                  "PE[:, 0::2] = sin, PE[:, 1::2] = cos.")
+        if words:
+            inter[:, 0::2], inter[:, 1::2] = a.sin(), a.cos()
+            if close(inter):
+                return Verdict(False, words + ".")
+    err = float((got - want).abs().max())
+    return Verdict(False, f"your table differs from the paper's by up to {err:.3g}; "
+                          "row t, coordinate 2i should be sin(t / "
+                          "10000^(2i/d_model)).")

@@ -94,17 +94,18 @@ def embed_with_positions(input_ids: torch.Tensor, model,
     ``LayerNorm(E_tok[t] + E_pos[positions] + E_type[0])``.
 
     ``positions`` (L,) picks which row of ``E_pos`` each token gets
-    (default ``0..L-1``, the model's own embedding; a permutation shuffles
-    them); ``use_positions=False`` leaves them out. ``model`` is a
+    (default ``0..L-1``: exactly :func:`mhacourse.bert.embed`; a
+    permutation shuffles them); ``use_positions=False`` leaves them out. ``model`` is a
     :class:`mhacourse.bert.Bert`. Shapes: ``input_ids`` (B, L) ->
     (B, L, d_model).
     """
     B, L = input_ids.shape
-    x = model.E_tok[input_ids] + model.E_type[0]  # (B, L, d_model)
+    x = model.E_tok[input_ids]  # (B, L, d_model)
     if use_positions:
         positions = torch.arange(L) if positions is None else positions
         if tuple(positions.shape) != (L,):
             raise ValueError(f"positions must have shape (L,) = ({L},); got "
                              f"{tuple(positions.shape)}.")
         x = x + model.E_pos[positions]  # (B, L, d_model)
+    x = x + model.E_type[0]  # segment 0, as mhacourse.bert.embed
     return layer_norm(x, model.gamma_0, model.beta_0, model.config.eps)
