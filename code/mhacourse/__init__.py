@@ -48,3 +48,6 @@ from .batching import (  # noqa: E402
 from .positions import (  # noqa: E402
     embed_with_positions, rotary, rotary_angles, sinusoidal_positions,
 )
+from .decoder import (  # noqa: E402
+    DecoderLayerWeights, cross_attention, decoder_layer, decoder_weights_from_torch,
+)

@@ -151,3 +151,63 @@ def check_sinusoidal(fn) -> Verdict:
     return Verdict(False, f"your table differs from the paper's by up to {err:.3g}; "
                           "row t, coordinate 2i should be sin(t / "
                           "10000^(2i/d_model)).")
+
+
+def check_cross_attention(fn) -> Verdict:
+    """Check ``fn(Y, M, W_Q, W_K, W_V) -> (output, weights)`` is one head of
+    cross-attention: queries from ``Y`` (L, d), keys and values from ``M``
+    (S, d); weights (L, S) = softmax(Y W_Q (M W_K)^T / sqrt(d_k)).
+
+    Recognises: queries taken from the memory (weights S x L), keys or values
+    taken from the decoder side (self-attention), a missing 1/sqrt(d_k), and a
+    causal mask where none belongs.
+    """
+    g = torch.Generator().manual_seed(0)
+    L, S, d, d_k = 3, 5, 6, 4
+    Y = torch.randn(L, d, generator=g, dtype=torch.float64)
+    M = torch.randn(S, d, generator=g, dtype=torch.float64)
+    W_Q, W_K, W_V = (torch.randn(d, d_k, generator=g, dtype=torch.float64)
+                     for _ in range(3))
+    got, err = _run(fn, Y, M, W_Q, W_K, W_V)
+    if err is not None:
+        return err
+    if not (isinstance(got, tuple) and len(got) == 2
+            and all(isinstance(t, torch.Tensor) for t in got)):
+        return Verdict(False, "return a pair of tensors (output, weights).")
+    out, A = (t.double() for t in got)
+    if tuple(A.shape) == (S, L):
+        return Verdict(False, f"the weights are (S, L) = {(S, L)}: your queries came "
+                              "from the memory M. Queries come from the decoder "
+                              "side Y, so the weights are (L, S): one row per "
+                              "target token.")
+    if tuple(A.shape) == (L, L):
+        return Verdict(False, f"the weights are (L, L) = {(L, L)}: your keys came from "
+                              "Y, which is self-attention. Keys and values come "
+                              "from the memory M.")
+    if tuple(A.shape) != (L, S):
+        return Verdict(False, f"the weights have shape {tuple(A.shape)}; expected "
+                              f"(L, S) = {(L, S)}.")
+    Q, K, V = Y @ W_Q, M @ W_K, M @ W_V
+    raw = Q @ K.T  # (L, S)
+    want = torch.softmax(raw / math.sqrt(d_k), -1)
+    if torch.allclose(A, torch.softmax(raw, -1), atol=1e-6):
+        return Verdict(False, "divide the scores by sqrt(d_k) "
+                              f"(= {math.sqrt(d_k):g} here) before the softmax.")
+    blocked = torch.ones(L, S, dtype=torch.bool).triu(1)
+    if torch.allclose(A, torch.softmax((raw / math.sqrt(d_k)).masked_fill(
+            blocked, float("-inf")), -1), atol=1e-6):
+        return Verdict(False, "you applied a causal mask: in cross-attention every "
+                              "target token may read the whole source sentence; "
+                              "the causal mask belongs to the decoder's "
+                              "self-attention.")
+    if not torch.allclose(A, want, atol=1e-6):
+        return Verdict(False, "the weights differ from softmax(Y W_Q (M W_K)^T / "
+                              f"sqrt(d_k)) by up to {float((A - want).abs().max()):.3g}.")
+    if tuple(out.shape) != (L, d_k):
+        return Verdict(False, f"the output has shape {tuple(out.shape)}; expected "
+                              f"(L, d_k) = {(L, d_k)}: weights @ (M W_V).")
+    if not torch.allclose(out, A @ V, atol=1e-6):
+        return Verdict(False, "the weights are right but the output is not "
+                              "weights @ (M W_V): values come from the memory.")
+    return Verdict(True, "correct: queries from the decoder, keys and values from "
+                         "the encoder's output, weights (L, S).")
