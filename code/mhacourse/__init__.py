@@ -51,3 +51,7 @@ from .positions import (  # noqa: E402
 from .decoder import (  # noqa: E402
     DecoderLayerWeights, cross_attention, decoder_layer, decoder_weights_from_torch,
 )
+from .kv_cache import (  # noqa: E402
+    CausalLM, KVCache, attention_step, forward_cached, forward_full, generate,
+    random_causal_lm,
+)
