@@ -211,3 +211,54 @@ def check_cross_attention(fn) -> Verdict:
                               "weights @ (M W_V): values come from the memory.")
     return Verdict(True, "correct: queries from the decoder, keys and values from "
                          "the encoder's output, weights (L, S).")
+
+
+def check_cached_step(fn) -> Verdict:
+    """Check ``fn(q, k, v, K, V) -> (out, K_all, V_all)``: one decoding step of
+    one head with a key/value cache. ``q``, ``k``, ``v`` (1, d) are the new
+    token's; ``K``, ``V`` (t, d) the cache. The step appends ``k``, ``v`` and
+    returns ``softmax(q K_all^T / sqrt(d)) V_all`` with ``K_all = [K; k]``.
+
+    Recognises: attending before appending (the token cannot see itself),
+    prepending instead of appending, forgetting to append the value, and a
+    missing 1/sqrt(d).
+    """
+    g = torch.Generator().manual_seed(0)
+    t, d = 5, 4
+    K, V = (torch.randn(t, d, generator=g, dtype=torch.float64) for _ in range(2))
+    q, k, v = (torch.randn(1, d, generator=g, dtype=torch.float64) for _ in range(3))
+    got, err = _run(fn, q, k, v, K.clone(), V.clone())
+    if err is not None:
+        return err
+    if not (isinstance(got, tuple) and len(got) == 3
+            and all(isinstance(x, torch.Tensor) for x in got)):
+        return Verdict(False, "return three tensors: (out, K_all, V_all).")
+    out, K_all, V_all = (x.double() for x in got)
+    if tuple(K_all.shape) != (t + 1, d):
+        return Verdict(False, f"K_all has shape {tuple(K_all.shape)}; expected "
+                              f"(t + 1, d) = {(t + 1, d)}: the cache plus the new key.")
+    if torch.equal(K_all, torch.cat([k, K])):
+        return Verdict(False, "you put the new key first; append it after the "
+                              "cached ones, so that row j is still token j.")
+    if not torch.equal(K_all, torch.cat([K, k])):
+        return Verdict(False, "K_all should be the cached keys followed by the new "
+                              "key, unchanged.")
+    if tuple(V_all.shape) != (t + 1, d) or not torch.equal(V_all, torch.cat([V, v])):
+        return Verdict(False, "append the new value to V as well: V_all = [V; v], "
+                              f"shape {(t + 1, d)}.")
+    want = torch.softmax(q @ K_all.T / math.sqrt(d), -1) @ V_all  # (1, d)
+    before = torch.softmax(q @ K.T / math.sqrt(d), -1) @ V
+    if tuple(out.shape) != (1, d):
+        return Verdict(False, f"out has shape {tuple(out.shape)}; expected (1, d) = "
+                              f"{(1, d)}: one row for the one new query.")
+    if torch.allclose(out, before, atol=1e-9):
+        return Verdict(False, "you attended to the cache before appending the new "
+                              "key and value: the new token must see itself too "
+                              "(under a causal mask, keys 0..t).")
+    if torch.allclose(out, torch.softmax(q @ K_all.T, -1) @ V_all, atol=1e-9):
+        return Verdict(False, f"divide the scores by sqrt(d) (= {math.sqrt(d):g}).")
+    if not torch.allclose(out, want, atol=1e-9):
+        return Verdict(False, "the output differs from softmax(q K_all^T / sqrt(d)) "
+                              f"V_all by up to {float((out - want).abs().max()):.3g}.")
+    return Verdict(True, "correct: the new key and value appended, and the new "
+                         "query attends over all t + 1 tokens.")

@@ -93,3 +93,26 @@ def test_cache_errors():
         forward_full(model, torch.zeros(1, 5, dtype=torch.long))
     with pytest.raises(ValueError, match="token ids"):
         forward_full(model, torch.zeros(1, 3))
+
+
+def _step(q, k, v, K, V, order="after", append_v=True, before=False, scale=True):
+    K_all = torch.cat([K, k]) if order == "after" else torch.cat([k, K])
+    V_all = torch.cat([V, v]) if append_v else torch.cat([V, k])  # k by mistake
+    Ks, Vs = (K, V) if before else (K_all, V_all)
+    s = q @ Ks.T / (q.shape[-1] ** 0.5 if scale else 1.0)
+    return torch.softmax(s, -1) @ Vs, K_all, V_all
+
+
+@pytest.mark.parametrize("fn, ok, words", [
+    (_step, True, "correct"),
+    (lambda *a: _step(*a, order="before"), False, "new key first"),
+    (lambda *a: _step(*a, append_v=False), False, "append the new value"),
+    (lambda *a: _step(*a, before=True), False, "before appending"),
+    (lambda *a: _step(*a, scale=False), False, "sqrt(d)"),
+    (lambda *a: _step(*a)[:2], False, "three tensors"),
+    (lambda *a: 1 / 0, False, "ZeroDivisionError"),
+])
+def test_check_cached_step(fn, ok, words):
+    from mhacourse.checks_new_topics import check_cached_step
+    v = check_cached_step(fn)
+    assert bool(v) is ok and words in v.message, v.message
