@@ -201,8 +201,9 @@ def check_cross_attention(fn) -> Verdict:
                               "the causal mask belongs to the decoder's "
                               "self-attention.")
     if not torch.allclose(A, want, atol=1e-6):
+        gap = float((A - want).abs().max())
         return Verdict(False, "the weights differ from softmax(Y W_Q (M W_K)^T / "
-                              f"sqrt(d_k)) by up to {float((A - want).abs().max()):.3g}.")
+                              f"sqrt(d_k)) by up to {gap:.3g}.")
     if tuple(out.shape) != (L, d_k):
         return Verdict(False, f"the output has shape {tuple(out.shape)}; expected "
                               f"(L, d_k) = {(L, d_k)}: weights @ (M W_V).")

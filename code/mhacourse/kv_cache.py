@@ -47,7 +47,8 @@ class KVCache:
                  dtype: torch.dtype = torch.float32):
         for name, v in (("B", B), ("h_kv", h_kv), ("d_k", d_k), ("max_len", max_len)):
             check_positive_int(name, v)
-        self.K = torch.zeros(B, h_kv, max_len, d_k, dtype=dtype)  # (B, h_kv, T_max, d_k)
+        # (B, h_kv, T_max, d_k) each, filled from position 0 as tokens arrive
+        self.K = torch.zeros(B, h_kv, max_len, d_k, dtype=dtype)
         self.V = torch.zeros(B, h_kv, max_len, d_k, dtype=dtype)
         self.length = 0
 
@@ -78,7 +79,8 @@ class KVCache:
 
     def nbytes_used(self) -> int:
         """Bytes of the cached keys and values (the filled positions only)."""
-        per = self.K.element_size() * self.K.shape[0] * self.K.shape[1] * self.K.shape[3]
+        B, h_kv, _, d_k = self.K.shape
+        per = self.K.element_size() * B * h_kv * d_k  # one key of every head
         return 2 * per * self.length
 
 
