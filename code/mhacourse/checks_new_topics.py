@@ -73,8 +73,8 @@ def check_batch_mask(fn) -> Verdict:
                                   "blocked (F.scaled_dot_product_attention uses "
                                   "the opposite).")
         if torch.equal(got, pad_q | (fut if causal else none)):
-            return Verdict(False, f"{what}: you blocked padded *queries* (rows); "
-                                  "block padded *keys* (columns, the last axis), "
+            return Verdict(False, f"{what}: you blocked padded queries (rows); "
+                                  "block padded keys (columns, the last axis), "
                                   "so no real token reads the padding.")
         for shift, word in ((1, "blocks one real token too many"),
                             (-1, "lets the first padding key through")):
