@@ -9,11 +9,12 @@ BIN    := $(VENV)/bin
 JB_FLAGS := -W -n --keep-going
 NOTEBOOKS := $(wildcard chapters/[0-9][0-9]_*.md) chapters/explorer.md
 
-.PHONY: book test sync clean
+.PHONY: book test sync clean classroom-check
 
-book: $(VENV)/.book-deps _vendor/.stamp _build/.site-assets
+book: $(VENV)/.book-deps _vendor/.stamp _generated/.stamp _build/.site-assets
 	MHACOURSE_BUILD=1 $(BIN)/jupyter-book build . $(JB_FLAGS)
 	$(BIN)/python scripts/build_slides.py
+	$(BIN)/python scripts/build_handouts.py
 	@echo "Built: open _build/html/index.html in a browser"
 
 test: $(VENV)/.test-deps book
@@ -39,11 +40,27 @@ _vendor/.stamp: package.json package-lock.json scripts/vendor_js.py
 	$(BIN)/python scripts/vendor_js.py
 	touch $@
 
+# The in-browser explorer's models, tokenizers and precomputed views, exported
+# from the package (scripts/export_explorer.py); Sphinx serves _generated/.
+_generated/.stamp: $(VENV)/.book-deps $(wildcard code/mhacourse/*.py) $(wildcard assets/models/*) scripts/export_explorer.py
+	rm -rf _generated
+	$(BIN)/python scripts/export_explorer.py
+	touch $@
+
 # Sphinx does not recopy changed static files when no page changed: drop the
 # HTML (not the execution cache) whenever the site's own assets change.
-_build/.site-assets: $(wildcard assets/site/*) _config.yml _vendor/.stamp
+_build/.site-assets: $(wildcard assets/site/*) $(wildcard assets/site/*/*) _config.yml _vendor/.stamp _generated/.stamp
 	rm -rf _build/html
 	mkdir -p _build && touch $@
 
+# A real JupyterHub on 127.0.0.1, 8 learners running chapters at once through
+# its proxy (scripts/classroom_check.py; about 3 minutes; not part of `make test`).
+classroom-check: $(VENV)/.classroom-deps _vendor/.stamp
+	$(BIN)/python scripts/classroom_check.py --learners 8
+
+$(VENV)/.classroom-deps: requirements-classroom.txt $(VENV)/.book-deps
+	$(BIN)/python -m pip install -q -r requirements-classroom.txt
+	touch $@
+
 clean:  # the HTML and the execution cache (package changes do not invalidate it)
-	rm -rf _build _vendor
+	rm -rf _build _vendor _generated

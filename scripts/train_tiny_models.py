@@ -4,8 +4,12 @@ sweep. Seeded and reproducible; one CPU thread.
     python scripts/train_tiny_models.py           # explorer grid -> assets/models/
     python scripts/train_tiny_models.py --sweep   # accuracy vs h at d_model 64
     python scripts/train_tiny_models.py --quick   # a few steps of each (tests)
+    python scripts/train_tiny_models.py --cells 1x64 16x4   # only these cells,
+                                          # merged into the existing metrics.json
 
-The grid is h in {1, 2, 4, 8} x d_k in {8, 16, 32} (d_model = h * d_k).
+The grid is h in {1, 2, 4, 8} x d_k in {8, 16, 32} (d_model = h * d_k), plus
+the cells that complete the explorer's "same budget" row at d_model = 64
+(h = 1 with d_k = 64 and h = 16 with d_k = 4; h = 2, 4, 8 are grid cells).
 For each cell it writes a trained model ``h{h}_dk{d_k}.safetensors`` (float16
 weights) and the same size untrained, ``h{h}_dk{d_k}_init.safetensors``
 (stored as its seed and a fingerprint: see ``tiny_model.save``), and
@@ -38,6 +42,9 @@ OUT = ROOT / "assets" / "models"
 
 GRID_H = (1, 2, 4, 8)
 GRID_D_K = (8, 16, 32)
+# The explorer's "same budget" mode: d_model = 64 cut into h = 1, 2, 4, 8, 16
+# heads; these two cells are not in the grid above.
+BUDGET_CELLS = ((1, 64), (16, 4))
 SEED = 0  # the grid's one seed (initialisation and training batches)
 # Steps per d_model: small models need more steps and cost less per step;
 # chosen so the grid takes about 5 minutes on one core.
@@ -79,42 +86,45 @@ def describe(model, path: Path, data) -> dict:
     }
 
 
-def run_grid(out: Path, quick: bool) -> dict:
-    grid_h, grid_d_k = ((1, 2), (8,)) if quick else (GRID_H, GRID_D_K)
+def run_grid(out: Path, quick: bool, cells=None) -> dict:
+    """Train the cells ``[(h, d_k), ...]``; default: the grid and
+    :data:`BUDGET_CELLS` (a small grid with ``quick``)."""
+    if cells is None:
+        cells = ([(h, 8) for h in (1, 2)] if quick else
+                 [(h, d_k) for h in GRID_H for d_k in GRID_D_K] + list(BUDGET_CELLS))
     data = tm.heldout()
     models, t_start, c_start = [], time.perf_counter(), time.process_time()
-    for h in grid_h:
-        for d_k in grid_d_k:
-            cfg = tm.TinyConfig(h=h, d_k=d_k)
-            steps = 20 if quick else GRID_STEPS[cfg.d_model]
-            print(f"h = {h}, d_k = {d_k}, d_model = {cfg.d_model}: "
-                  f"{steps} steps ...", flush=True)
-            common = {"h": h, "d_k": d_k, "d_model": cfg.d_model,
-                      "n_layers": cfg.n_layers, "seed": SEED}
+    for h, d_k in cells:
+        cfg = tm.TinyConfig(h=h, d_k=d_k)
+        steps = 20 if quick else GRID_STEPS[cfg.d_model]
+        print(f"h = {h}, d_k = {d_k}, d_model = {cfg.d_model}: "
+              f"{steps} steps ...", flush=True)
+        common = {"h": h, "d_k": d_k, "d_model": cfg.d_model,
+                  "n_layers": cfg.n_layers, "seed": SEED}
 
-            init = tm.TinyTransformer(cfg, seed=SEED)
-            path = tm.save(init, out / f"{name(h, d_k, False)}.safetensors",
-                           init_seed=SEED)
-            models.append({"name": name(h, d_k, False), "trained": False,
-                           **common, "params": tm.n_params(init), "steps": 0,
-                           **describe(tm.load(path), path, data)})
+        init = tm.TinyTransformer(cfg, seed=SEED)
+        path = tm.save(init, out / f"{name(h, d_k, False)}.safetensors",
+                       init_seed=SEED)
+        models.append({"name": name(h, d_k, False), "trained": False,
+                       **common, "params": tm.n_params(init), "steps": 0,
+                       **describe(tm.load(path), path, data)})
 
-            model, m = tm.train(cfg, steps, seed=SEED)
-            path = tm.save(model, out / f"{name(h, d_k)}.safetensors",
-                           extra={"steps": steps, "seed": SEED})
-            entry = {"name": name(h, d_k), "trained": True, **common,
-                     "params": m["params"], "steps": steps,
-                     "lr": cfg.peak_lr, "train_loss": m["train_loss"],
-                     "train_seconds": m["train_seconds"],
-                     "cpu_seconds": m["cpu_seconds"],
-                     "accuracy_float32": m["accuracy"],
-                     **describe(tm.load(path), path, data)}
-            models.append(entry)
-            print(f"  accuracy {entry['accuracy']:.3f} (previous "
-                  f"{entry['previous']:.3f}, lookup {entry['lookup']:.3f}; "
-                  f"untrained {models[-2]['accuracy']:.3f}), "
-                  f"{m['train_seconds']:.1f} s, roles {entry['head_roles']}",
-                  flush=True)
+        model, m = tm.train(cfg, steps, seed=SEED)
+        path = tm.save(model, out / f"{name(h, d_k)}.safetensors",
+                       extra={"steps": steps, "seed": SEED})
+        entry = {"name": name(h, d_k), "trained": True, **common,
+                 "params": m["params"], "steps": steps,
+                 "lr": cfg.peak_lr, "train_loss": m["train_loss"],
+                 "train_seconds": m["train_seconds"],
+                 "cpu_seconds": m["cpu_seconds"],
+                 "accuracy_float32": m["accuracy"],
+                 **describe(tm.load(path), path, data)}
+        models.append(entry)
+        print(f"  accuracy {entry['accuracy']:.3f} (previous "
+              f"{entry['previous']:.3f}, lookup {entry['lookup']:.3f}; "
+              f"untrained {models[-2]['accuracy']:.3f}), "
+              f"{m['train_seconds']:.1f} s, roles {entry['head_roles']}",
+              flush=True)
     return {
         "about": "Tiny causal transformers (mhacourse.tiny_model) on the "
                  "'lookup, else previous word' task (mhacourse.tasks). "
@@ -188,12 +198,23 @@ def main(argv=None) -> int:
     p.add_argument("--out", type=Path, default=OUT, help=f"default {OUT}")
     p.add_argument("--seeds", type=int, default=len(SWEEP_SEEDS),
                    help="number of seeds for --sweep (0, 1, ...)")
+    p.add_argument("--cells", nargs="+", metavar="HxD_K",
+                   help="train only these cells (e.g. 1x64 16x4) and merge them "
+                        "into the existing metrics.json")
     args = p.parse_args(argv)
     torch.set_num_threads(1)
     args.out.mkdir(parents=True, exist_ok=True)
     if args.sweep:
         result = run_sweep(args.out, args.quick, range(args.seeds))
         file = "heads_sweep.json"
+    elif args.cells:
+        cells = [tuple(int(n) for n in c.lower().split("x")) for c in args.cells]
+        file = "metrics.json"
+        result = json.loads((args.out / file).read_text())
+        new = run_grid(args.out, args.quick, cells)["models"]
+        names = {m["name"] for m in new}
+        result["models"] = [m for m in result["models"]
+                            if m["name"] not in names] + new
     else:
         result, file = run_grid(args.out, args.quick), "metrics.json"
     args_used = sys.argv[1:] if argv is None else argv

@@ -9,6 +9,11 @@ _vendor/ into the site's _static/, so the site needs no CDN:
                      myst-nb adds these only to pages that hold widget state
 - _static/reveal/    reveal.js, for the slide decks
 - _static/axe/       axe-core, for the accessibility test only
+- _static/ort/       onnxruntime-web: the single-threaded WebAssembly build
+                     only (the ES module, its loader and one .wasm), which the
+                     explorer page loads to run the course's exported models
+- _static/tokenizers/ @huggingface/tokenizers, which reads the models' own
+                     tokenizer.json in the explorer page
 """
 from __future__ import annotations
 
@@ -29,6 +34,13 @@ FILES = [
     ("reveal.js/dist", "reveal/dist"),
     ("reveal.js/plugin", "reveal/plugin"),
     ("axe-core/axe.min.js", "axe/axe.min.js"),
+    # numThreads = 1 runs this build without SharedArrayBuffer, so no
+    # COOP/COEP headers are needed (static hosts cannot send them)
+    ("onnxruntime-web/dist/ort.wasm.min.mjs", "ort/ort.wasm.min.mjs"),
+    ("onnxruntime-web/dist/ort-wasm-simd-threaded.mjs", "ort/ort-wasm-simd-threaded.mjs"),
+    ("onnxruntime-web/dist/ort-wasm-simd-threaded.wasm", "ort/ort-wasm-simd-threaded.wasm"),
+    ("@huggingface/tokenizers/dist/tokenizers.min.mjs", "tokenizers/tokenizers.min.mjs"),
+    ("@huggingface/tokenizers/LICENSE", "tokenizers/LICENSE"),
 ]
 # fonts that embed-amd.js loads relative to itself
 WIDGET_FONT_SUFFIXES = (".woff2", ".woff", ".ttf", ".eot", ".svg")

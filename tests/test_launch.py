@@ -230,7 +230,8 @@ def launch_links(page: str) -> list[str]:
     hub = LAUNCH.get("jupyterhub_url", "").strip().rstrip("/")
     if hub:
         hosts.append(urlparse(hub).netloc)
-    pattern = r'href="(https://(?:%s)/[^"]+)"' % "|".join(map(re.escape, hosts))
+    # https for Binder and Colab; a hub may be http (JupyterHub's default, localhost:8000)
+    pattern = r'href="(https?://(?:%s)/[^"]+)"' % "|".join(map(re.escape, hosts))
     return [unquote(u.replace("&amp;", "&")) for u in re.findall(pattern, built(page))]
 
 
@@ -274,6 +275,49 @@ def test_jupyterhub_button_follows_the_config():
         has = "/hub/user-redirect/git-pull" in built(page)
         assert has == bool(hub), \
             f"{page}: JupyterHub button {'present' if has else 'absent'}, jupyterhub_url={hub!r}"
+
+
+CHAPTER_PAGES = [p for p in NOTEBOOK_PAGES if re.fullmatch(r"chapters/[0-9][0-9]_[\w-]+\.html", p)]
+
+
+def test_every_chapter_page_has_a_jupyterhub_link_built_from_the_repository_setting():
+    """The nbgitpuller link of every chapter comes from _config.yml alone:
+    the hub from launch_buttons.jupyterhub_url, the repository and branch from
+    repository: (the one place they are written)."""
+    hub = LAUNCH.get("jupyterhub_url", "").strip().rstrip("/")
+    assert hub, "_config.yml: launch_buttons.jupyterhub_url must be set (a JupyterHub button)"
+    assert re.fullmatch(r"https?://[^/\s]+(/\S*)?", hub), f"jupyterhub_url {hub!r} is not a URL"
+    assert len(CHAPTER_PAGES) == len(list((ROOT / "chapters").glob("[0-9][0-9]_*.ipynb"))) > 0
+    name = ORG_REPO.split("/")[-1]
+    for page in CHAPTER_PAGES:
+        hub_links = [u for u in launch_links(page) if "/hub/user-redirect/git-pull" in u]
+        assert len(hub_links) == 1, f"{page}: {len(hub_links)} JupyterHub links, expected 1"
+        u = urlparse(hub_links[0])
+        query = parse_qs(u.query)
+        assert f"{u.scheme}://{u.netloc}{u.path}" == f"{hub}/hub/user-redirect/git-pull", \
+            f"{page}: the link does not go to the configured hub {hub}"
+        assert query["repo"] == [REPO_URL] and query["branch"] == [BRANCH], \
+            f"{page}: repo/branch {query.get('repo')}/{query.get('branch')} differ from " \
+            f"_config.yml's repository ({REPO_URL}, {BRANCH})"
+        notebook = page.replace(".html", ".ipynb")
+        assert query["urlpath"] == [f"lab/tree/{name}/{notebook}"], \
+            f"{page}: nbgitpuller should open {name}/{notebook} in JupyterLab, not {query['urlpath']}"
+
+
+def test_the_repository_is_written_in_one_place():
+    """launch_buttons names no repository (the links take it from repository:),
+    and wherever prose or a cell must spell the URL out (the Colab cell, the
+    guide's examples) it is the configured one."""
+    launch = yaml.safe_dump(LAUNCH)
+    assert "github.com" not in launch, "launch_buttons must not name the repository again"
+    other = re.compile(r"github\.com[/%]2?F?([\w.-]+)[/%]2?F?([\w.-]+)")
+    files = [ROOT / "README.md", ROOT / "chapters" / "instructor_guide.md", *NOTEBOOKS]
+    for path in files:
+        for org, repo in other.findall(path.read_text()):
+            if org in ("jupyterhub", "jupyter", "executablebooks", "pytorch", "mybinder"):
+                continue                                 # links to the tools' own pages
+            assert f"{org}/{repo.removesuffix('.git')}" == ORG_REPO, \
+                f"{path.name} names github.com/{org}/{repo}, _config.yml says {ORG_REPO}"
 
 
 def test_slides_links_name_decks_of_existing_chapters():

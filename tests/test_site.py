@@ -115,40 +115,5 @@ def test_accessibility_no_serious_or_critical_violations(site, page):
     assert found == [], f"{page}: {found}"
 
 
-def test_explorer_page_every_control_changes_the_heatmaps_offline(site):
-    """The explorer page without a kernel: each control of both explorers
-    changes the picture (its pixels), and nothing leaves the site."""
-    base, browser, blocked = site
-    blocked.clear()
-    browser.goto(f"{base}/chapters/explorer.html", wait_until="networkidle")
-    boxes = browser.locator(".widget-vbox")
-    boxes.nth(1).wait_for(timeout=20_000)
-    assert boxes.count() == 2, "expected the tiny-model and the MiniLM explorers"
-
-    def shot(box) -> bytes:
-        browser.wait_for_timeout(250)
-        return box.locator(".mha-heads:visible").first.screenshot()
-
-    tiny, minilm = boxes.nth(0), boxes.nth(1)
-    tiny.scroll_into_view_if_needed()
-    before = shot(tiny)
-    for name, box in [("untrained", tiny), ("trained", tiny), ("8", tiny), ("32", tiny)]:
-        box.get_by_role("button", name=name, exact=True).first.click()
-        after = shot(box)
-        assert after != before, f"clicking {name!r} did not change the tiny explorer"
-        before = after
-    # Layer is the last row of toggle buttons; "1" of that row
-    tiny.locator(".widget-toggle-buttons").nth(3).get_by_role("button", name="1").click()
-    after = shot(tiny)
-    assert after != before, "the layer control did not change the tiny explorer"
-    tiny.locator("select").select_option(index=2)
-    assert shot(tiny) != after, "the sentence control did not change the tiny explorer"
-
-    minilm.scroll_into_view_if_needed()
-    before = shot(minilm)
-    minilm.get_by_role("button", name="5", exact=True).click()
-    after = shot(minilm)
-    assert after != before, "the layer control did not change the MiniLM explorer"
-    minilm.locator("select").select_option(index=1)
-    assert shot(minilm) != after, "the sentence control did not change the MiniLM explorer"
-    assert blocked == []
+# The explorer page (chapters/explorer) is tested in test_explorer_live.py:
+# every control, typing, bad input, the keyboard, parity with the package.

@@ -57,6 +57,14 @@ def _check_qkv(Q: torch.Tensor, K: torch.Tensor, V: torch.Tensor) -> None:
             f"K and V must have one row per key (same S); "
             f"got K {tuple(K.shape)} and V {tuple(V.shape)}."
         )
+    try:
+        torch.broadcast_shapes(Q.shape[:-2], K.shape[:-2], V.shape[:-2])
+    except RuntimeError:
+        raise ValueError(
+            f"Q, K and V must have the same leading axes (such as (B, h)), or "
+            f"axes that broadcast; got Q {tuple(Q.shape)}, K {tuple(K.shape)} "
+            f"and V {tuple(V.shape)}."
+        ) from None
     if 0 in Q.shape[-2:] or 0 in K.shape[-2:]:
         raise ValueError(
             f"attention needs at least one query and one key; "
@@ -99,10 +107,26 @@ def scaled_dot_product_attention(
     would be NaN.
     """
     _check_qkv(Q, K, V)
+    if mask is not None:
+        lead = torch.broadcast_shapes(Q.shape[:-2], K.shape[:-2])  # (...)
+        scores_shape = torch.Size((*lead, Q.shape[-2], K.shape[-2]))  # (..., L, S)
+        mask = _check_mask(mask, scores_shape)  # (..., L, S)
+        check_no_blocked_rows(mask)
+    return attention_core(Q, K, V, mask)
+
+
+def attention_core(Q, K, V, mask=None):
+    """The computation of :func:`scaled_dot_product_attention`, with no input
+    checks: ``softmax(Q K^T / sqrt(d_k) + mask) V``.
+
+    The public functions validate their input, then call this. It has no
+    Python branch on tensor values, so ``torch.onnx.export`` can trace it
+    (the in-browser explorer runs the exported graph). Call it only with
+    inputs that have been checked.
+    Shapes as in :func:`scaled_dot_product_attention`.
+    """
     scores = attention_scores(Q, K)  # (..., L, S)
     if mask is not None:
-        mask = _check_mask(mask, scores.shape)  # (..., L, S)
-        check_no_blocked_rows(mask)
         scores = scores + as_additive(mask, scores.dtype)  # (..., L, S)
     weights = softmax(scores)  # (..., L, S)
     return weights @ V, weights  # (..., L, d_v), (..., L, S)

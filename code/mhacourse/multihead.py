@@ -32,7 +32,7 @@ import torch.nn.functional as F
 from torch import nn
 
 from ._validate import check_heads, check_ndim, check_positive_int
-from .attention import scaled_dot_product_attention
+from .attention import attention_core, scaled_dot_product_attention
 from .heads import merge_heads, split_heads
 from .masks import as_additive, check_no_blocked_rows, to_sdpa_mask
 
@@ -259,15 +259,28 @@ def multi_head_attention(
     B, L, _ = query.shape
     S = key.shape[1]
     mask = combine_masks(attn_mask, key_padding_mask, B, h, L, S)
-    Q = split_heads(project(query, w.W_Q, w.b_Q), h)  # (B, h, L, d_k)
-    K = split_heads(project(key, w.W_K, w.b_K), h)  # (B, h, S, d_k)
-    V = split_heads(project(value, w.W_V, w.b_V), h)  # (B, h, S, d_k)
-    heads, weights = scaled_dot_product_attention(Q, K, V, mask)  # (B,h,L,d_k)
-    concat = merge_heads(heads)  # (B, L, d_model)
-    out = output_projection(concat, w.W_O, w.b_O)  # (B, L, d_model)
+    out, weights, concat = mha_core(query, key, value, w, h, mask)
     if return_concat:
         return out, weights, concat
     return out, weights
+
+
+def mha_core(query, key, value, w: MHAWeights, h: int, mask=None):
+    """The computation of :func:`multi_head_attention`, with no input checks.
+
+    ``mask`` is one (B or 1, h or 1, L, S) mask, as :func:`combine_masks`
+    returns. The public functions validate, then call this; it has no Python
+    branch on tensor values, so ``torch.onnx.export`` can trace it.
+    Returns ``(output (B, L, d_model), weights (B, h, L, S),
+    concat (B, L, d_model))``.
+    """
+    Q = split_heads(project(query, w.W_Q, w.b_Q), h)  # (B, h, L, d_k)
+    K = split_heads(project(key, w.W_K, w.b_K), h)  # (B, h, S, d_k)
+    V = split_heads(project(value, w.W_V, w.b_V), h)  # (B, h, S, d_k)
+    heads, weights = attention_core(Q, K, V, mask)  # (B, h, L, d_k), (B, h, L, S)
+    concat = merge_heads(heads)  # (B, L, d_model)
+    out = output_projection(concat, w.W_O, w.b_O)  # (B, L, d_model)
+    return out, weights, concat
 
 
 def _linear(x: torch.Tensor, W: torch.Tensor, b: torch.Tensor | None = None):

@@ -27,7 +27,7 @@ from torch import nn
 from . import tasks
 from ._validate import check_heads, check_positive_int
 from .block import TransformerBlock, layer_norm
-from .masks import causal_mask
+from .masks import causal_core, causal_mask
 
 
 @dataclass(frozen=True)
@@ -107,15 +107,37 @@ class TinyTransformer(nn.Module):
         if not 1 <= L <= self.cfg.max_len:
             raise ValueError(f"sequence length must be 1..{self.cfg.max_len} "
                              f"(learned positions); got L = {L}.")
+        if ids.dtype in (torch.bool,) or ids.is_floating_point() or ids.is_complex():
+            raise ValueError(f"ids must be integer word ids; got dtype {ids.dtype}.")
+        if bool(((ids < 0) | (ids >= self.cfg.vocab_size)).any()):
+            raise ValueError(f"ids must be word ids 0..{self.cfg.vocab_size - 1}; "
+                             f"got values {int(ids.min())}..{int(ids.max())}.")
+        logits, attention = self.core(ids)
+        return (logits, attention) if return_attention else logits
+
+    def core(self, ids: torch.Tensor, return_inputs: bool = False):
+        """:meth:`forward` with no input checks, for ``torch.onnx.export``
+        (the in-browser explorer runs the exported graph).
+
+        Shapes: ``ids`` (B, L) -> ``(logits (B, L, vocab_size),
+        [A_1, ..., A_n])``, each ``A_l`` (B, h, L, L). With
+        ``return_inputs=True`` also ``[Z_1, ..., Z_n]``, what each layer's
+        attention reads (B, L, d_model): ``LayerNorm(x)`` in these pre-LN
+        blocks. The blocks run :meth:`TransformerBlock.core`, so hooks on the
+        attention modules are not called; use these inputs instead.
+        """
+        L = ids.shape[1]
         x = self.W_E[ids] + self.W_pos[:L]  # (B, L, d_model)
-        mask = causal_mask(L, device=ids.device)  # (L, L), True = blocked
-        attention = []
+        mask = causal_core(L, L, device=ids.device)  # (L, L), True = blocked
+        attention, inputs = [], []
         for block in self.blocks:
-            x, A = block(x, attn_mask=mask, return_weights=True)  # A: (B, h, L, L)
+            if return_inputs:
+                inputs.append(block.ln1(x) if block.pre_ln else x)  # (B, L, d_model)
+            x, A = block.core(x, mask)  # A: (B, h, L, L)
             attention.append(A)
         x = layer_norm(x, self.gamma_f, self.beta_f)  # (B, L, d_model)
         logits = x @ self.W_U  # (B, L, V)
-        return (logits, attention) if return_attention else logits
+        return (logits, attention, inputs) if return_inputs else (logits, attention)
 
 
 def n_params(model: nn.Module) -> int:

@@ -177,7 +177,11 @@ def test_committed_checkpoints_reproduce_their_accuracy():
     metrics = committed()
     assert not metrics["quick"]
     data = tm.heldout()
-    assert len(metrics["models"]) == 2 * 4 * 3  # trained + untrained, 4 h x 3 d_k
+    # trained + untrained: the 4 h x 3 d_k grid, and the explorer's
+    # "same budget" row at d_model 64 (h = 1, d_k = 64 and h = 16, d_k = 4)
+    cells = {(h, d_k) for h in (1, 2, 4, 8) for d_k in (8, 16, 32)} | {(1, 64), (16, 4)}
+    assert sorted((m["h"], m["d_k"], m["trained"]) for m in metrics["models"]) == \
+        sorted((h, d_k, t) for h, d_k in cells for t in (True, False))
     for entry in metrics["models"]:
         model = tm.load(MODELS / entry["file"])
         assert (model.cfg.h, model.cfg.d_k) == (entry["h"], entry["d_k"])

@@ -1,0 +1,177 @@
+// The explorer's engine: runs the course's exported models in the browser.
+//
+// It computes nothing itself. The models are the mhacourse package's own
+// forward passes, exported to ONNX at build time (mhacourse/web_export.py);
+// onnxruntime-web runs them (single-threaded WebAssembly: no special headers
+// needed), and @huggingface/tokenizers reads each model's tokenizer.json.
+// Both come from npm at build time (scripts/vendor_js.py).
+//
+// window.mhaEngine = { start(), tiny(name, text), minilm(text, headMask),
+//                      loadMiniLM(), ... }  (also used by the browser tests)
+(function () {
+  "use strict";
+
+  var script = document.currentScript;
+  var STATIC = new URL("../", script.src).href; // .../_static/
+  var DATA = STATIC + "explorer-data/";
+
+  var ort = null;
+  var Tokenizer = null;
+  var tokenizers = {};
+  var sessions = {};
+  var manifest = window.mhaExplorerManifest || {};
+
+  function fetchJSON(url) {
+    return fetch(url).then(function (r) {
+      if (!r.ok) { throw new Error("could not load " + url + " (HTTP " + r.status + ")"); }
+      return r.json();
+    });
+  }
+
+  // Start the engine: onnxruntime-web and the tiny models' tokenizer.
+  // Rejects with a one-line reason when the browser cannot run it.
+  var started = null;
+  function start() {
+    if (started) { return started; }
+    started = (async function () {
+      if (location.protocol === "file:") {
+        throw new Error("the live engine needs the site served over http(s) " +
+          "(browsers block WebAssembly modules on file:// pages); run " +
+          "`python -m http.server -d _build/html` and open it there");
+      }
+      if (typeof WebAssembly !== "object" || typeof WebAssembly.instantiate !== "function") {
+        throw new Error("this browser has no WebAssembly, which the live engine needs");
+      }
+      ort = await import(STATIC + "ort/ort.wasm.min.mjs");
+      ort.env.wasm.numThreads = 1; // no SharedArrayBuffer, no COOP/COEP headers
+      ort.env.wasm.proxy = false;
+      ort.env.wasm.wasmPaths = STATIC + "ort/";
+      ort.env.logLevel = "error";
+      Tokenizer = (await import(STATIC + "tokenizers/tokenizers.min.mjs")).Tokenizer;
+      var t = manifest.tiny_tokenizer;
+      var spec = await Promise.all([fetchJSON(DATA + "tokenizers/" + t.file),
+        fetchJSON(DATA + "tokenizers/" + t.config)]);
+      tokenizers.tiny = new Tokenizer(spec[0], spec[1]);
+      return true;
+    })();
+    return started;
+  }
+
+  function session(file) {
+    if (!sessions[file]) {
+      sessions[file] = ort.InferenceSession.create(DATA + "models/" + file, {
+        executionProviders: ["wasm"], graphOptimizationLevel: "all",
+      }).catch(function (e) { delete sessions[file]; throw e; });
+    }
+    return sessions[file];
+  }
+
+  function int64(ids) {
+    var a = new BigInt64Array(ids.length);
+    for (var i = 0; i < ids.length; i++) { a[i] = BigInt(ids[i]); }
+    return new ort.Tensor("int64", a, [1, ids.length]);
+  }
+
+  // Tokenize for a tiny model: word ids, tokens as the model sees them, how
+  // many tokens the text had (before keeping the first max_len), and how many
+  // are unknown ([UNK]).
+  function tokenizeTiny(text) {
+    var t = manifest.tiny_tokenizer;
+    var enc = tokenizers.tiny.encode(text, { add_special_tokens: false });
+    var n = enc.ids.length;
+    var keep = Math.min(n, t.max_len);
+    var ids = Array.from(enc.ids.slice(0, keep), Number);
+    var tokens = enc.tokens.slice(0, keep);
+    var unk = tokens.filter(function (x) { return x === t.unk; }).length;
+    return { ids: ids, tokens: tokens, total: n, kept: keep, unk: unk };
+  }
+
+  // One run of a tiny model: every layer's (h, L, L) weights, row-major.
+  async function tiny(name, text) {
+    await start();
+    var entry = (manifest.tiny || []).find(function (m) { return m.name === name; });
+    if (!entry) { throw new Error("no tiny model named " + name); }
+    var tok = tokenizeTiny(text);
+    var out = { tokens: tok.tokens, ids: tok.ids, total: tok.total, kept: tok.kept,
+      unk: tok.unk, h: entry.h, attn: [] };
+    if (tok.kept === 0) { return out; }
+    var s = await session(entry.file);
+    var r = await s.run({ ids: int64(tok.ids) });
+    for (var l = 1; l <= entry.layers; l++) { out.attn.push(r["attn_" + l].data); }
+    return out;
+  }
+
+  // MiniLM: loaded only when the reader asks (its size is in the manifest).
+  var minilmLoading = null;
+  function loadMiniLM(onProgress) {
+    if (minilmLoading) { return minilmLoading; }
+    var m = manifest.minilm;
+    minilmLoading = (async function () {
+      await start();
+      var spec = await Promise.all([fetchJSON(DATA + "tokenizers/" + m.tokenizer),
+        fetchJSON(DATA + "tokenizers/" + m.config)]);
+      tokenizers.minilm = new Tokenizer(spec[0], spec[1]);
+      var resp = await fetch(DATA + "models/" + m.file);
+      if (!resp.ok) { throw new Error("could not load MiniLM (HTTP " + resp.status + ")"); }
+      var total = m.bytes, got = 0, parts = [];
+      var reader = resp.body.getReader();
+      for (;;) {
+        var chunk = await reader.read();
+        if (chunk.done) { break; }
+        parts.push(chunk.value);
+        got += chunk.value.length;
+        if (onProgress) { onProgress(got, total); }
+      }
+      var bytes = new Uint8Array(got), at = 0;
+      parts.forEach(function (p) { bytes.set(p, at); at += p.length; });
+      sessions[m.file] = ort.InferenceSession.create(bytes, {
+        executionProviders: ["wasm"], graphOptimizationLevel: "all" });
+      await sessions[m.file];
+      return true;
+    })();
+    minilmLoading.catch(function () { minilmLoading = null; });
+    return minilmLoading;
+  }
+
+  // WordPiece ids with [CLS] ... [SEP]; a text longer than the model's
+  // positions keeps its first max_len - 1 tokens and [SEP], as
+  // mhacourse.bert.tokenize does.
+  function tokenizeMiniLM(text) {
+    var m = manifest.minilm;
+    var enc = tokenizers.minilm.encode(text);
+    var ids = Array.from(enc.ids, Number), tokens = enc.tokens.slice();
+    var total = ids.length;
+    if (total > m.max_len) {
+      var sep = ids[ids.length - 1];
+      ids = ids.slice(0, m.max_len - 1).concat([sep]);
+      tokens = tokens.slice(0, m.max_len - 1).concat(["[SEP]"]);
+    }
+    return { ids: ids, tokens: tokens, total: total, kept: ids.length };
+  }
+
+  // One run of MiniLM with some heads switched off: headMask is a
+  // Float32Array of n_layers * h, 1 = keep, 0 = remove.
+  async function minilm(text, headMask) {
+    await loadMiniLM();
+    var m = manifest.minilm;
+    var tok = tokenizeMiniLM(text);
+    var out = { tokens: tok.tokens, ids: tok.ids, total: tok.total, kept: tok.kept,
+      h: m.h, attn: [], embedding: null };
+    if (tok.kept <= 2) { return out; }
+    var mask = headMask || new Float32Array(m.layers * m.h).fill(1);
+    var s = await sessions[m.file];
+    var r = await s.run({ input_ids: int64(tok.ids),
+      head_mask: new ort.Tensor("float32", mask, [m.layers, m.h]) });
+    for (var l = 1; l <= m.layers; l++) { out.attn.push(r["attn_" + l].data); }
+    out.embedding = r.embedding.data;
+    return out;
+  }
+
+  window.mhaEngine = {
+    start: start, tiny: tiny, minilm: minilm, loadMiniLM: loadMiniLM,
+    tokenizeTiny: function (t) { return start().then(function () { return tokenizeTiny(t); }); },
+    tokenizeMiniLM: function (t) { return loadMiniLM().then(function () { return tokenizeMiniLM(t); }); },
+    minilmLoaded: function () { return !!tokenizers.minilm; },
+    manifest: manifest,
+  };
+})();

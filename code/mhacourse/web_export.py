@@ -1,0 +1,321 @@
+"""The course's models for the explorer that runs in the reader's browser.
+
+At build time (``scripts/export_explorer.py``, run by ``make book``) this
+module writes, for the static site:
+
+- one ONNX graph per tiny model (:mod:`mhacourse.tiny_model`, trained and
+  untrained, every (h, d_k) the explorer offers) and one for all-MiniLM-L6-v2
+  (:mod:`mhacourse.bert`). Each graph is ``torch.onnx.export`` of the
+  package's own unchecked forward pass (:meth:`TinyTransformer.core`,
+  :func:`bert.forward_core`), with **every layer's attention weights as graph
+  outputs**. The page runs them with onnxruntime-web: the browser computes
+  with the package's models, not with a JavaScript copy of the mathematics;
+- the tokenizers as ``tokenizer.json`` files, read in the page by the
+  ``@huggingface/tokenizers`` library (:func:`tiny_tokenizer` builds the tiny
+  models' word-level one with the ``tokenizers`` library; MiniLM's is the
+  model's own file);
+- ``manifest.json`` (what each model is: h, d_k, d_model, parameters,
+  held-out accuracy, file size) and ``precomputed.js``, the example sentences'
+  views computed by the package's public functions, which the page paints
+  first, before (or without) the live engine.
+
+Graph inputs and outputs (``L`` is dynamic):
+
+=============  ==========================================  ====================
+graph          inputs                                      outputs
+=============  ==========================================  ====================
+tiny model     ``ids`` (1, L) int64, L <= 16               ``logits`` (1, L, V),
+                                                           ``attn_1..attn_n``
+                                                           (1, h, L, L)
+MiniLM         ``input_ids`` (1, L) int64, L <= 512;       ``embedding`` (1, 384)
+               ``head_mask`` (6, 12) float32, 1 = keep     (mean-pooled, unit
+                                                           norm), ``attn_1..6``
+=============  ==========================================  ====================
+"""
+from __future__ import annotations
+
+import base64
+import json
+import logging
+import warnings
+from pathlib import Path
+
+import numpy as np
+import torch
+from torch import nn
+
+from . import bert, explorer, tasks
+from . import tiny_model as tm
+
+BUDGET_D_MODEL = 64  # "same budget" mode: d_model fixed, h over its divisors
+BUDGET_H = (1, 2, 4, 8, 16)  # d_k = 64 / h = 64, 32, 16, 8, 4
+WIDE_H = explorer.GRID_H  # "wider heads" mode: h fixed, d_k varies
+WIDE_DK = explorer.GRID_DK
+OPSET = 18
+
+
+def tiny_cells() -> list[tuple[int, int]]:
+    """Every (h, d_k) the browser explorer offers: the wider-heads grid and
+    the same-budget row at d_model = 64."""
+    cells = [(h, d_k) for h in WIDE_H for d_k in WIDE_DK]
+    cells += [(h, BUDGET_D_MODEL // h) for h in BUDGET_H]
+    return sorted(set(cells))
+
+
+def tiny_name(h: int, d_k: int, trained: bool) -> str:
+    """File stem of a tiny model, as in ``assets/models/``."""
+    return f"h{h}_dk{d_k}" + ("" if trained else "_init")
+
+
+def load_tiny(h: int, d_k: int, trained: bool) -> tm.TinyTransformer:
+    """A tiny model from ``assets/models/`` (trained, or its untrained twin)."""
+    path = explorer.assets_dir() / "models" / f"{tiny_name(h, d_k, trained)}.safetensors"
+    if not path.exists():
+        raise FileNotFoundError(
+            f"{path} is missing: run `python scripts/train_tiny_models.py "
+            f"--cells {h}x{d_k}`.")
+    return tm.load(path)
+
+
+# ------------------------------------------------------------------ graphs
+
+class TinyGraph(nn.Module):
+    """What is exported of a tiny model: ``ids`` (B, L) ->
+    ``(logits (B, L, V), A_1, ..., A_n)``, each ``A_l`` (B, h, L, L)."""
+
+    def __init__(self, model: tm.TinyTransformer):
+        super().__init__()
+        self.model = model.eval()
+
+    def forward(self, ids):
+        logits, attention = self.model.core(ids)
+        return (logits, *attention)
+
+
+class MiniLMGraph(nn.Module):
+    """What is exported of MiniLM: ``(input_ids (1, L), head_mask (6, 12))``
+    -> ``(embedding (1, 384), A_1, ..., A_6)``. The embedding is the mean of
+    the last layer over the tokens, divided by its norm (one unpadded
+    sentence: :func:`bert.mean_pool` with every token real)."""
+
+    def __init__(self, model: bert.Bert):
+        super().__init__()
+        self.bert = model
+
+    def forward(self, input_ids, head_mask):
+        hidden, attention = bert.forward_core(input_ids, self.bert, head_mask)
+        mask = torch.ones_like(input_ids, dtype=torch.bool)  # (1, L): all real
+        return (bert.mean_pool(hidden[-1], mask), *attention)
+
+
+def _export(module: nn.Module, args: tuple, path: Path, input_names, output_names,
+            dynamic_shapes) -> Path:
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    quiet = logging.getLogger("torch.onnx")
+    level = quiet.level
+    quiet.setLevel(logging.ERROR)
+    try:
+        with warnings.catch_warnings():  # the exporter's own deprecation notes
+            warnings.simplefilter("ignore")
+            torch.onnx.export(module.eval(), args, str(path), dynamo=True,
+                              dynamic_shapes=dynamic_shapes, opset_version=OPSET,
+                              input_names=input_names, output_names=output_names,
+                              external_data=False, optimize=True, verbose=False)
+    finally:
+        quiet.setLevel(level)
+    return path
+
+
+def export_tiny(model: tm.TinyTransformer, path) -> Path:
+    """Write ``model`` as an ONNX graph (:class:`TinyGraph`) with a dynamic
+    sequence length ``1 <= L <= max_len``."""
+    L = torch.export.Dim("L", min=1, max=model.cfg.max_len)
+    ids = torch.arange(min(6, model.cfg.max_len))[None] % model.cfg.vocab_size  # (1, 6)
+    names = [f"attn_{i + 1}" for i in range(model.cfg.n_layers)]
+    return _export(TinyGraph(model), (ids,), path, ["ids"], ["logits", *names],
+                   {"ids": {1: L}})
+
+
+def export_minilm(path, model: bert.Bert | None = None) -> Path:
+    """Write all-MiniLM-L6-v2 as an ONNX graph (:class:`MiniLMGraph`), float32,
+    with a dynamic sequence length up to the model's 512 positions."""
+    model = bert.load_model() if model is None else model
+    cfg = model.config
+    L = torch.export.Dim("L", min=1, max=cfg.max_len)
+    ids = torch.tensor([[model.cls_id, 2023, 2003, 1037, 3231, model.sep_id]])
+    head_mask = torch.ones(cfg.n_layers, cfg.h)  # (n_layers, h)
+    names = [f"attn_{i + 1}" for i in range(cfg.n_layers)]
+    return _export(MiniLMGraph(model), (ids, head_mask), path,
+                   ["input_ids", "head_mask"], ["embedding", *names],
+                   {"input_ids": {1: L}, "head_mask": None})
+
+
+# -------------------------------------------------------------- tokenizers
+
+def tiny_tokenizer():
+    """The tiny models' tokenizer as a ``tokenizers.Tokenizer``: lower-case,
+    split into words and single punctuation marks (the regular expression of
+    :func:`mhacourse.tasks.tokenize`), look each word up in
+    :data:`mhacourse.tasks.VOCAB`, unknown words -> ``[UNK]``.
+
+    The model is a WordPiece vocabulary with no ``##`` continuation pieces:
+    a word is either in the vocabulary whole or becomes ``[UNK]``, which is a
+    word-level lookup that both the Python ``tokenizers`` library and
+    ``@huggingface/tokenizers`` in the browser implement.
+    """
+    from tokenizers import Regex, Tokenizer, models, normalizers, pre_tokenizers
+
+    vocab = {w: i for i, w in enumerate(tasks.VOCAB)}
+    tok = Tokenizer(models.WordPiece(vocab, unk_token=tasks.UNK,
+                                     max_input_chars_per_word=100))
+    tok.normalizer = normalizers.Lowercase()
+    tok.pre_tokenizer = pre_tokenizers.Sequence([
+        pre_tokenizers.WhitespaceSplit(),
+        pre_tokenizers.Split(Regex(tasks._TOKEN_RE.pattern), behavior="isolated"),
+    ])
+    return tok
+
+
+def minilm_tokenizer_json(model: bert.Bert | None = None) -> dict:
+    """MiniLM's own ``tokenizer.json``, with its padding and truncation to 128
+    tokens switched off, as :func:`bert.load_model` does (the explorer pads
+    nothing and truncates itself, as :func:`bert.tokenize` does)."""
+    model = bert.load_model() if model is None else model
+    spec = json.loads((model.path / "tokenizer.json").read_text())
+    spec["padding"] = None
+    spec["truncation"] = None
+    return spec
+
+
+# ------------------------------------------------------------ precomputed
+
+def quantize(weights: np.ndarray) -> str:
+    """Attention weights in [0, 1] as base64 of little-endian uint16
+    ``round(w * 65535)``: 2 bytes a weight, error at most 1 / 131070
+    (7.6e-6). The page decodes them with ``q / 65535``."""
+    w = np.asarray(weights, dtype=np.float64)
+    if w.size and (w.min() < -1e-6 or w.max() > 1 + 1e-6):
+        raise ValueError("attention weights must lie in [0, 1] to quantize them.")
+    q = np.round(np.clip(w, 0, 1) * 65535).astype("<u2")
+    return base64.b64encode(q.tobytes()).decode("ascii")
+
+
+def precomputed_views(sentences=explorer.EXAMPLES) -> dict:
+    """Every view of the example sentences that the page can show before its
+    live engine runs, computed by the package's public functions
+    (:func:`tiny_model.attention_on`, :func:`bert.encode`).
+
+    ``{"tiny": {name: {sentence_index: {"tokens", "attn": [layer, ...]}}},
+    "minilm": {sentence_index: {...}}}``; each layer's (h, L, L) weights
+    :func:`quantize`-d.
+    """
+    out: dict = {"sentences": list(sentences), "tiny": {}, "minilm": {}}
+    for h, d_k in tiny_cells():
+        for trained in (True, False):
+            model = load_tiny(h, d_k, trained)
+            views = {}
+            for i, s in enumerate(sentences):
+                tokens, attention = tm.attention_on(model, s)
+                views[i] = {"tokens": tokens,
+                            "attn": [quantize(A.numpy()) for A in attention]}
+            out["tiny"][tiny_name(h, d_k, trained)] = views
+    for i, s in enumerate(sentences):
+        enc = bert.encode(s)
+        out["minilm"][i] = {"tokens": enc.tokens[0],
+                            "attn": [quantize(enc.attention(l).numpy())
+                                     for l in range(len(enc.attentions))]}
+    return out
+
+
+# ----------------------------------------------------------------- manifest
+
+def tiny_entry(h: int, d_k: int, trained: bool, file: Path) -> dict:
+    """What the page prints about one tiny model."""
+    name = tiny_name(h, d_k, trained)
+    m = explorer.metrics().get(name, {})
+    model = load_tiny(h, d_k, trained)
+    return {"name": name, "h": h, "d_k": d_k, "d_model": h * d_k,
+            "trained": trained, "layers": model.cfg.n_layers,
+            "max_len": model.cfg.max_len, "params": tm.n_params(model),
+            "accuracy": m.get("accuracy"), "file": file.name,
+            "bytes": file.stat().st_size}
+
+
+def model_table() -> list[dict]:
+    """One row per (h, d_k) the browser explorer offers, in the two modes:
+    ``{"mode", "h", "d_k", "d_model", "params", "accuracy", "untrained"}``
+    (held-out accuracy of the trained model and of its untrained twin)."""
+    rows = []
+    for mode, cells in (("same budget", [(h, BUDGET_D_MODEL // h) for h in BUDGET_H]),
+                        ("wider heads", [(h, d_k) for h in WIDE_H for d_k in WIDE_DK])):
+        for h, d_k in cells:
+            m = explorer.metrics()
+            rows.append({"mode": mode, "h": h, "d_k": d_k, "d_model": h * d_k,
+                         "params": tm.n_params(load_tiny(h, d_k, True)),
+                         "accuracy": m.get(tiny_name(h, d_k, True), {}).get("accuracy"),
+                         "untrained": m.get(tiny_name(h, d_k, False), {}).get("accuracy")})
+    return rows
+
+
+def build(out: Path, minilm: bool = True, log=print) -> dict:
+    """Write everything the browser explorer loads into ``out``; return the
+    manifest."""
+    out = Path(out)
+    (out / "models").mkdir(parents=True, exist_ok=True)
+    (out / "tokenizers").mkdir(parents=True, exist_ok=True)
+    entries = []
+    for h, d_k in tiny_cells():
+        for trained in (True, False):
+            name = tiny_name(h, d_k, trained)
+            path = export_tiny(load_tiny(h, d_k, trained), out / "models" / f"{name}.onnx")
+            entries.append(tiny_entry(h, d_k, trained, path))
+    log(f"exported {len(entries)} tiny models "
+        f"({sum(e['bytes'] for e in entries) / 1e6:.1f} MB)")
+
+    tiny_tok = out / "tokenizers" / "tiny.json"
+    tiny_tok.write_text(tiny_tokenizer().to_str())
+    (out / "tokenizers" / "tiny_config.json").write_text(json.dumps(
+        {"model_max_length": tm.TinyConfig().max_len, "do_lower_case": True,
+         "unk_token": tasks.UNK}))
+    manifest = {
+        "tiny": entries,
+        "tiny_tokenizer": {"file": tiny_tok.name, "config": "tiny_config.json",
+                           "unk": tasks.UNK, "max_len": tm.TinyConfig().max_len},
+        "budget": {"d_model": BUDGET_D_MODEL, "h": list(BUDGET_H)},
+        "wide": {"h": list(WIDE_H), "d_k": list(WIDE_DK)},
+    }
+    if minilm:
+        model = bert.load_model()
+        path = export_minilm(out / "models" / "minilm.onnx", model)
+        (out / "tokenizers" / "minilm.json").write_text(
+            json.dumps(minilm_tokenizer_json(model)))
+        (out / "tokenizers" / "minilm_config.json").write_text(
+            (model.path / "tokenizer_config.json").read_text())
+        cfg = model.config
+        manifest["minilm"] = {
+            "file": path.name, "bytes": path.stat().st_size, "layers": cfg.n_layers,
+            "h": cfg.h, "d_k": cfg.d_k, "d_model": cfg.d_model,
+            "max_len": cfg.max_len, "dtype": "float32",
+            "tokenizer": "minilm.json", "config": "minilm_config.json",
+            "params": int(sum(t.numel() for t in (model.E_tok, model.E_pos, model.E_type))
+                          + sum(t.numel() for layer in model.layers
+                                for t in _layer_tensors(layer))),
+        }
+        log(f"exported MiniLM ({path.stat().st_size / 1e6:.1f} MB)")
+    pre = precomputed_views()
+    (out / "precomputed.js").write_text(
+        "// Written by scripts/export_explorer.py: the example sentences' views,\n"
+        "// computed by the mhacourse package, painted before the live engine runs.\n"
+        f"window.mhaExplorerPrecomputed = {json.dumps(pre, separators=(',', ':'))};\n"
+        f"window.mhaExplorerManifest = {json.dumps(manifest, separators=(',', ':'))};\n")
+    (out / "manifest.json").write_text(json.dumps(manifest, indent=1))
+    log(f"precomputed views: {(out / 'precomputed.js').stat().st_size / 1e6:.2f} MB")
+    return manifest
+
+
+def _layer_tensors(layer: bert.BertLayer):
+    w = layer.attn
+    yield from (w.W_Q, w.W_K, w.W_V, w.W_O, w.b_Q, w.b_K, w.b_V, w.b_O)
+    yield from (layer.gamma_1, layer.beta_1, layer.W_1, layer.b_1, layer.W_2,
+                layer.b_2, layer.gamma_2, layer.beta_2)

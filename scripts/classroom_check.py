@@ -1,0 +1,940 @@
+"""A class on one JupyterHub: start a real hub on 127.0.0.1, give N learners a
+server each, have them all run a chapter at the same moment through the hub's
+proxy, and measure what each learner's server needs.
+
+    make classroom-check                             # installs what it needs, then runs this
+    .venv/bin/python scripts/classroom_check.py --learners 8
+    .venv/bin/python scripts/classroom_check.py --chapters 03_parallel_heads 08_how_many_heads
+    .venv/bin/python scripts/classroom_check.py --no-every-chapter --no-write   # quick
+
+What it does
+------------
+1. starts JupyterHub (``jupyterhub`` from PyPI, requirements-classroom.txt)
+   with configurable-http-proxy (npm, package.json) on free ports of
+   127.0.0.1, ``SimpleLocalProcessSpawner`` (every learner is a process of
+   this user, with a home folder under a temporary directory) and the dummy
+   authenticator: a test set-up, never one to give learners;
+2. creates N learners through the hub's REST API (an admin service token),
+   gives each learner an API token of their own, and starts all N servers at
+   once (JupyterLab, as on Binder); each home gets the course's ``chapters/``
+   and ``assets/``, as an nbgitpuller link would clone them;
+3. for each chapter in turn, every learner at the same moment opens the
+   chapter as JupyterLab does (``POST /api/sessions``: a new kernel) and runs
+   all its cells: every ``execute_request`` is sent at once on the kernel's
+   websocket, as "Run All" does. All traffic goes through the hub's proxy,
+   with the learner's own token;
+4. meanwhile a sampler reads, every 0.2 s, the resident memory (RSS) of each
+   learner's process tree (server + kernel) and of the hub and proxy;
+5. then, unless ``--no-every-chapter``, one learner runs every chapter in
+   turn (each chapter's peak, against Binder's 2 GB);
+6. stops the servers, the hub and the proxy, checks that no process it
+   started is left and that its ports are free, deletes its temporary folder.
+
+It writes ``benchmarks/results/classroom_cpu.json`` (the measurements) and
+``benchmarks/results/classroom_cpu.md`` (tables and the Zero to JupyterHub
+settings derived from them; the instructor guide includes it). Exit status 0
+when every learner ran every chapter without an error and nothing was left
+behind. The last line printed is
+``learners=N succeeded=N peak_rss_mib_per_learner=X``.
+"""
+from __future__ import annotations
+
+import argparse
+import asyncio
+import datetime as dt
+import html
+import json
+import math
+import os
+import re
+import secrets
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+import uuid
+from pathlib import Path
+from urllib.parse import parse_qsl, quote, urlencode, urljoin, urlsplit
+
+import nbformat
+import psutil
+import yaml
+from tornado.httpclient import AsyncHTTPClient, HTTPClientError, HTTPRequest
+from tornado.websocket import websocket_connect
+
+ROOT = Path(__file__).resolve().parent.parent
+BIN = Path(sys.executable).parent
+CHP = ROOT / "node_modules" / ".bin" / "configurable-http-proxy"
+RESULTS = ROOT / "benchmarks" / "results"
+DEFAULT_CHAPTERS = ["03_parallel_heads", "04_what_heads_learn"]
+LOG_COPY = ROOT / "_build" / "classroom-check" / "jupyterhub.log"
+MARKER = "MHACOURSE_CLASSROOM_RUN"     # in the environment of every process it starts
+BINDER_LIMIT_MIB = 2048               # mybinder.org: 2 GB per user (its documented guarantee)
+SAMPLE_S = 0.2
+# the repository, from _config.yml (nbgitpuller clones into a folder named after it)
+CONFIG = yaml.safe_load((ROOT / "_config.yml").read_text())
+REPO_URL = CONFIG["repository"]["url"].rstrip("/")
+BRANCH = CONFIG["repository"].get("branch", "main")
+REPO_NAME = REPO_URL.removesuffix(".git").split("/")[-1]
+MIB = 1024 * 1024
+
+
+def say(msg: str) -> None:
+    print(msg, flush=True)
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def port_is_free(port: int) -> bool:
+    """Nothing listens on ``port`` (a closed socket's TIME_WAIT does not count)."""
+    with socket.socket() as s:
+        s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        try:
+            s.bind(("127.0.0.1", port))
+            return True
+        except OSError:
+            return False
+
+
+# --------------------------------------------------------------------------
+# The hub
+# --------------------------------------------------------------------------
+
+HUB_CONFIG = """\
+# written by scripts/classroom_check.py: a TEST hub, never for learners
+c = get_config()  # noqa: F821
+c.JupyterHub.bind_url = "http://127.0.0.1:{port}"
+c.JupyterHub.hub_bind_url = "http://127.0.0.1:{hub_port}"
+c.ConfigurableHTTPProxy.api_url = "http://127.0.0.1:{api_port}"
+c.ConfigurableHTTPProxy.command = [{chp!r}]
+c.ConfigurableHTTPProxy.pid_file = {tmp!r} + "/proxy.pid"
+c.JupyterHub.pid_file = {tmp!r} + "/hub.pid"
+c.JupyterHub.db_url = "sqlite:///" + {tmp!r} + "/jupyterhub.sqlite"
+c.JupyterHub.cookie_secret_file = {tmp!r} + "/cookie_secret"
+c.JupyterHub.cleanup_servers = True
+c.JupyterHub.cleanup_proxy = True
+c.JupyterHub.authenticator_class = "dummy"
+c.Authenticator.allow_all = True
+c.JupyterHub.spawner_class = "simple"
+c.SimpleLocalProcessSpawner.home_dir_template = {tmp!r} + "/home/{{username}}"
+c.Spawner.cmd = [{singleuser!r}]
+c.Spawner.default_url = "/lab"
+c.Spawner.args = {args!r}
+c.Spawner.notebook_dir = "~"
+c.Spawner.start_timeout = 600
+c.Spawner.http_timeout = 600
+c.Spawner.environment = {environment!r}
+c.JupyterHub.services = [{{"name": "classroom-check", "api_token": {token!r}}}]
+c.JupyterHub.load_roles = [{{
+    "name": "classroom-check",
+    "scopes": ["admin:users", "admin:servers", "tokens"],
+    "services": ["classroom-check"],
+}}]
+"""
+
+
+class Hub:
+    """A JupyterHub process (and the proxy it starts) in a temporary folder."""
+
+    def __init__(self, tmp: Path, run_id: str):
+        self.tmp, self.run_id = tmp, run_id
+        self.port, self.hub_port, self.api_port = free_port(), free_port(), free_port()
+        self.token = secrets.token_hex(32)
+        self.url = f"http://127.0.0.1:{self.port}"      # the proxy: what learners reach
+        self.proc: subprocess.Popen | None = None
+        self.log = tmp / "jupyterhub.log"
+
+    def start(self) -> None:
+        env_for_servers = {
+            MARKER: self.run_id,
+            "PATH": f"{BIN}{os.pathsep}/usr/bin:/bin",
+            # the kernel imports this checkout's mhacourse, as `make book` does
+            "PYTHONPATH": os.environ.get("PYTHONPATH", str(ROOT / "code")),
+            "LANG": "C.UTF-8",
+            # one thread per kernel: PyTorch would otherwise start a thread
+            # per core of the node for every learner (see the guide)
+            "OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1",
+            "JUPYTER_PLATFORM_DIRS": "1", "PYDEVD_DISABLE_FILE_VALIDATION": "1",
+        }
+        config = HUB_CONFIG.format(
+            port=self.port, hub_port=self.hub_port, api_port=self.api_port, chp=str(CHP),
+            tmp=str(self.tmp), singleuser=str(BIN / "jupyterhub-singleuser"),
+            environment=env_for_servers, token=self.token,
+            # a container's root user (CI): the server refuses root without it
+            args=["--allow-root"] if hasattr(os, "geteuid") and os.geteuid() == 0 else [])
+        (self.tmp / "jupyterhub_config.py").write_text(config)
+        env = {**os.environ, MARKER: self.run_id, "PATH": f"{BIN}{os.pathsep}{os.environ['PATH']}"}
+        env.pop("CONFIGPROXY_AUTH_TOKEN", None)
+        self.proc = subprocess.Popen(
+            [BIN / "jupyterhub", "-f", self.tmp / "jupyterhub_config.py"], cwd=self.tmp,
+            env=env, stdout=open(self.log, "w"), stderr=subprocess.STDOUT,
+            start_new_session=True)
+
+    def log_tail(self, n: int = 3000) -> str:
+        return self.log.read_text(errors="replace")[-n:] if self.log.exists() else ""
+
+    def stop(self) -> None:
+        if self.proc and self.proc.poll() is None:
+            self.proc.send_signal(signal.SIGTERM)      # the hub stops servers and proxy
+            try:
+                self.proc.wait(timeout=60)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait()
+
+
+class Api:
+    """The hub's REST API and the learners' servers, through the proxy."""
+
+    def __init__(self, base: str):
+        self.base = base
+        self.http = AsyncHTTPClient(force_instance=True, max_clients=256)
+
+    async def call(self, method: str, path: str, token: str, body=None, ok=(200, 201, 202, 204),
+                   timeout: float = 120, raw: bool = False):
+        req = HTTPRequest(self.base + path, method=method,
+                          headers={"Authorization": f"token {token}",
+                                   "Content-Type": "application/json"},
+                          body=None if body is None and method in ("GET", "DELETE")
+                          else json.dumps(body or {}),
+                          request_timeout=timeout, connect_timeout=timeout)
+        try:
+            resp = await self.http.fetch(req, raise_error=False)
+        except OSError as e:
+            raise RuntimeError(f"{method} {path}: {e}") from None
+        if resp.code not in ok:
+            text = resp.body.decode(errors="replace")[:300] if resp.body else ""
+            raise RuntimeError(f"{method} {path}: HTTP {resp.code} {text}")
+        if raw:
+            return resp.body.decode(errors="replace")
+        return json.loads(resp.body) if resp.body else None
+
+
+async def wait_for_hub(api: Api, hub: Hub, timeout: float = 120) -> None:
+    t = time.perf_counter()
+    while time.perf_counter() - t < timeout:
+        if hub.proc.poll() is not None:
+            raise RuntimeError(f"JupyterHub exited:\n{hub.log_tail()}")
+        try:
+            await api.call("GET", "/hub/api/", hub.token, timeout=5)
+            return
+        except (RuntimeError, HTTPClientError):
+            await asyncio.sleep(0.5)
+    raise RuntimeError(f"JupyterHub did not answer in {timeout:.0f} s:\n{hub.log_tail()}")
+
+
+# --------------------------------------------------------------------------
+# A learner
+# --------------------------------------------------------------------------
+
+def chapter_cells(stem: str) -> list[str]:
+    nb = nbformat.read(ROOT / "chapters" / f"{stem}.ipynb", as_version=4)
+    return [c.source for c in nb.cells if c.cell_type == "code"]
+
+
+def snapshot_repository(tmp: Path) -> str:
+    """The repository as the hub would clone it, without the network: a git
+    repository of the working tree (tracked and untracked, not ignored,
+    files) on the configured branch, in a folder named like the repository
+    (nbgitpuller names its clone after the URL's last part). Its file:// URL."""
+    origin = tmp / "origin" / REPO_NAME
+    files = subprocess.run(["git", "ls-files", "-co", "--exclude-standard", "-z"], cwd=ROOT,
+                           check=True, capture_output=True).stdout.decode().split("\0")
+    for f in filter(None, files):
+        src = ROOT / f
+        if src.is_file():
+            (origin / f).parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(src, origin / f)
+    git = ["git", "-c", "user.name=classroom-check", "-c", "user.email=check@localhost"]
+    for cmd in (["init", "-q", "-b", BRANCH], ["add", "-A"], ["commit", "-q", "-m", "snapshot"]):
+        subprocess.run(git + cmd, cwd=origin, check=True, capture_output=True)
+    return origin.as_uri()
+
+
+def jupyterhub_link(stem: str) -> tuple[str, str]:
+    """The JupyterHub (nbgitpuller) launch link of a chapter: read from the
+    built page when the site is built, else made from _config.yml the way
+    Jupyter Book makes it. Returns (link, where it came from)."""
+    page = ROOT / "_build" / "html" / "chapters" / f"{stem}.html"
+    if page.exists():
+        m = re.search(r'href="([^"]+/hub/user-redirect/git-pull\?[^"]+)"', page.read_text())
+        if m:
+            return html.unescape(m.group(1)), f"the built page {page.relative_to(ROOT)}"
+    hub = CONFIG.get("launch_buttons", {}).get("jupyterhub_url", "http://localhost:8000")
+    query = urlencode({"repo": REPO_URL, "urlpath": f"lab/tree/{REPO_NAME}/chapters/{stem}.ipynb",
+                       "branch": BRANCH}, safe="/")
+    return f"{hub.rstrip('/')}/hub/user-redirect/git-pull?{query}", "_config.yml (no built site)"
+
+
+class Browser:
+    """A learner's browser, as far as the hub cares: a cookie jar, redirects
+    followed one by one (the hub's login, then the OAuth dance between the
+    hub and the learner's server)."""
+
+    def __init__(self, api: Api):
+        self.http, self.base, self.cookies = api.http, api.base, {}
+
+    async def fetch(self, url: str, method: str = "GET", body: str | None = None,
+                    hops: int = 15):
+        for _ in range(hops):
+            headers = {"Cookie": "; ".join(f"{k}={v}" for k, v in self.cookies.items())}
+            if body is not None:
+                headers["Content-Type"] = "application/x-www-form-urlencoded"
+            resp = await self.http.fetch(HTTPRequest(
+                url, method=method, body=body, headers=headers, follow_redirects=False,
+                request_timeout=300), raise_error=False)
+            for c in resp.headers.get_list("Set-Cookie"):
+                name, _, rest = c.partition("=")
+                value = rest.split(";")[0]
+                if "max-age=0" in c.lower() or "expires=thu, 01 jan 1970" in c.lower():
+                    self.cookies.pop(name, None)
+                else:
+                    self.cookies[name] = value
+            if resp.code in (301, 302, 303, 307):
+                url = urljoin(url, resp.headers["Location"])
+                method, body = "GET", None
+                continue
+            return resp, url
+        raise RuntimeError(f"more than {hops} redirects from {url}")
+
+
+async def launch(api: Api, name: str, link: str, origin: str) -> dict:
+    """What a learner's click on the chapter's JupyterHub link does: log in,
+    the hub sends them to their server's nbgitpuller, which clones the
+    course, then to the chapter in JupyterLab. The link's hub is this test
+    hub and its repository the local snapshot; its path, branch and urlpath
+    are the link's own."""
+    t = time.perf_counter()
+    browser = Browser(api)
+    u = urlsplit(link)
+    query = dict(parse_qsl(u.query))
+    query["repo"] = origin
+    target = f"{u.path}?{urlencode(query, safe='/')}"
+    # the hub's login page (the dummy authenticator takes any password)
+    resp, _ = await browser.fetch(f"{api.base}/hub/login?{urlencode({'next': target})}")
+    xsrf = re.search(r'name="_xsrf" value="([^"]+)"', resp.body.decode())
+    form = {"username": name, "password": "classroom", **({"_xsrf": xsrf.group(1)} if xsrf else {})}
+    resp, landed = await browser.fetch(
+        f"{api.base}/hub/login?{urlencode({'next': target})}", "POST", urlencode(form))
+    if resp.code != 200 or urlsplit(landed).path != f"/user/{name}/git-pull":
+        raise RuntimeError(f"{name}: the JupyterHub link led to {landed} (HTTP {resp.code}), "
+                           "not to their server's nbgitpuller")
+    # the nbgitpuller page's script: /git-pull/api streams the clone's progress
+    pull = {"repo": origin, "branch": query.get("branch", ""),
+            "targetpath": urlsplit(origin).path.rstrip("/").split("/")[-1]}
+    resp, _ = await browser.fetch(f"{api.base}/user/{name}/git-pull/api?{urlencode(pull)}")
+    events = resp.body.decode(errors="replace")
+    phases = [json.loads(line[5:]) for line in events.splitlines() if line.startswith("data:")]
+    if not phases or phases[-1].get("phase") != "finished":
+        raise RuntimeError(f"{name}: nbgitpuller did not finish: {phases[-1:] or events[:300]}")
+    # then the page sends the learner to urlpath: JupyterLab with the chapter
+    urlpath = query.get("urlpath", "")
+    if not urlpath.startswith("lab/tree/"):
+        raise RuntimeError(f"the link's urlpath {urlpath!r} does not open JupyterLab")
+    resp, _ = await browser.fetch(f"{api.base}/user/{name}/{quote(urlpath)}")
+    notebook = urlpath[len("lab/tree/"):]
+    if resp.code != 200 or not (api.home / name / notebook).is_file():
+        raise RuntimeError(f"{name}: {urlpath} (HTTP {resp.code}): {notebook} is not in their home")
+    return {"pulled_s": time.perf_counter() - t}
+
+
+def message(msg_type: str, content: dict, session: str, channel: str = "shell") -> dict:
+    return {"header": {"msg_id": uuid.uuid4().hex, "msg_type": msg_type, "session": session,
+                       "username": "learner", "version": "5.3",
+                       "date": dt.datetime.now(dt.timezone.utc).isoformat()},
+            "parent_header": {}, "metadata": {}, "content": content, "channel": channel,
+            "buffers": []}
+
+
+async def run_chapter(api: Api, ws_base: str, name: str, token: str, stem: str,
+                      t0: float, timeout: float) -> dict:
+    """Open ``stem`` as JupyterLab does and Run All; times are from ``t0``."""
+    cells = chapter_cells(stem)
+    result = {"learner": name, "chapter": stem, "cells": len(cells), "executed": 0,
+              "error": None}
+    user = f"/user/{quote(name)}"
+    session = await api.call("POST", f"{user}/api/sessions", token, {
+        "path": f"{REPO_NAME}/chapters/{stem}.ipynb", "type": "notebook", "name": "",
+        "kernel": {"name": "python3"}})
+    kernel_id = session["kernel"]["id"]
+    client_session = uuid.uuid4().hex
+    ws = None
+    try:
+        req = HTTPRequest(f"{ws_base}{user}/api/kernels/{kernel_id}/channels"
+                          f"?session_id={client_session}",
+                          headers={"Authorization": f"token {token}"}, connect_timeout=120,
+                          request_timeout=120)
+        ws = await websocket_connect(req, max_message_size=256 * MIB)
+
+        async def next_message(deadline: float) -> dict:
+            left = deadline - time.perf_counter()
+            if left <= 0:
+                raise asyncio.TimeoutError
+            raw = await asyncio.wait_for(ws.read_message(), left)
+            if raw is None:
+                raise RuntimeError("the kernel's websocket closed")
+            return json.loads(raw)
+
+        deadline = time.perf_counter() + timeout
+        info = message("kernel_info_request", {}, client_session)
+        await ws.write_message(json.dumps(info))
+        while True:
+            msg = await next_message(deadline)
+            if msg.get("parent_header", {}).get("msg_id") == info["header"]["msg_id"] \
+                    and msg["header"]["msg_type"] == "kernel_info_reply":
+                break
+        result["kernel_ready_s"] = time.perf_counter() - t0
+        # Run All: every request at once, the kernel queues them
+        pending = {}
+        for i, src in enumerate(cells):
+            m = message("execute_request", {"code": src, "silent": False, "store_history": True,
+                                            "user_expressions": {}, "allow_stdin": False,
+                                            "stop_on_error": True}, client_session)
+            pending[m["header"]["msg_id"]] = i
+            await ws.write_message(json.dumps(m))
+        output_bytes = 0
+        while pending:
+            msg = await next_message(deadline)
+            parent = msg.get("parent_header", {}).get("msg_id")
+            kind = msg["header"]["msg_type"]
+            if kind in ("display_data", "execute_result", "stream", "error"):
+                output_bytes += len(json.dumps(msg["content"]))
+            if kind == "execute_reply" and parent in pending:
+                i = pending.pop(parent)
+                now = time.perf_counter() - t0
+                status = msg["content"]["status"]
+                if status != "ok":
+                    c = msg["content"]
+                    result["error"] = (f"cell {i}: {status} {c.get('ename', '')}: "
+                                       f"{str(c.get('evalue', ''))[:200]}")
+                    break
+                result["executed"] += 1
+                result.setdefault("first_cell_s", now)
+                result["last_cell_s"] = now
+        result["output_mib"] = output_bytes / MIB
+    except asyncio.TimeoutError:
+        result["error"] = f"timed out after {timeout:.0f} s ({result['executed']} cells run)"
+    except Exception as e:                                     # noqa: BLE001
+        result["error"] = f"{type(e).__name__}: {e}"
+    finally:
+        if ws is not None:
+            ws.close()
+        try:        # closing the notebook: JupyterLab shuts its kernel down
+            await api.call("DELETE", f"{user}/api/sessions/{session['id']}", token)
+        except Exception as e:                                 # noqa: BLE001
+            result["error"] = result["error"] or f"could not close the session: {e}"
+    return result
+
+
+# --------------------------------------------------------------------------
+# Memory sampler
+# --------------------------------------------------------------------------
+
+class Sampler(threading.Thread):
+    """Every SAMPLE_S: RSS of each learner's server + its children (the
+    kernel), and of the hub + proxy. Peaks are kept per phase."""
+
+    def __init__(self, hub_pid: int):
+        super().__init__(daemon=True)
+        self.hub_pid = hub_pid
+        self.phase = "idle"
+        self.peaks: dict[str, dict[str, float]] = {}     # phase -> learner -> MiB
+        self.hub_peak = 0.0
+        self.cpu: dict[str, float] = {}                  # kernel pid -> CPU seconds
+        self.kernel_owner: dict[int, tuple[str, str]] = {}
+        self.stop_event = threading.Event()
+        self.samples = 0
+
+    @staticmethod
+    def tree_rss(p: psutil.Process) -> tuple[float, list[psutil.Process]]:
+        procs = [p] + p.children(recursive=True)
+        total = 0
+        for q in procs:
+            try:
+                total += q.memory_info().rss
+            except psutil.Error:
+                pass
+        return total / MIB, procs
+
+    def sample(self) -> None:
+        try:
+            hub = psutil.Process(self.hub_pid)
+            children = hub.children()
+        except psutil.Error:
+            return
+        hub_total = hub.memory_info().rss
+        phase = self.peaks.setdefault(self.phase, {})
+        for child in children:
+            try:
+                user = child.environ().get("JUPYTERHUB_USER")
+            except psutil.Error:
+                continue
+            if not user:            # the proxy
+                try:
+                    hub_total += child.memory_info().rss
+                except psutil.Error:
+                    pass
+                continue
+            mib, procs = self.tree_rss(child)
+            phase[user] = max(phase.get(user, 0.0), mib)
+            for q in procs[1:]:
+                try:
+                    t = q.cpu_times()
+                    self.cpu[f"{self.phase}/{user}/{q.pid}"] = t.user + t.system
+                except psutil.Error:
+                    pass
+        self.hub_peak = max(self.hub_peak, hub_total / MIB)
+        self.samples += 1
+
+    def run(self) -> None:
+        while not self.stop_event.wait(SAMPLE_S):
+            self.sample()
+
+    def kernel_cpu_s(self, phase: str) -> dict[str, float]:
+        """Learner -> CPU seconds of their kernel(s) during ``phase``."""
+        out: dict[str, float] = {}
+        for key, secs in self.cpu.items():
+            ph, user, _ = key.split("/")
+            if ph == phase:
+                out[user] = out.get(user, 0.0) + secs
+        return out
+
+
+# --------------------------------------------------------------------------
+# The run
+# --------------------------------------------------------------------------
+
+async def start_servers(api: Api, hub: Hub, names: list[str], tmp: Path) -> dict[str, dict]:
+    await api.call("POST", "/hub/api/users", hub.token, {"usernames": names})
+    tokens = {}
+    for name in names:
+        r = await api.call("POST", f"/hub/api/users/{name}/tokens", hub.token,
+                           {"note": "classroom-check", "expires_in": 3600})
+        tokens[name] = r["token"]
+    t0 = time.perf_counter()
+    await asyncio.gather(*(api.call("POST", f"/hub/api/users/{n}/server", hub.token)
+                           for n in names))
+    ready: dict[str, float] = {}
+    while len(ready) < len(names) and time.perf_counter() - t0 < 600:
+        for n in names:
+            if n in ready:
+                continue
+            model = await api.call("GET", f"/hub/api/users/{n}", hub.token)
+            server = model.get("servers", {}).get("", {})
+            if server.get("ready"):
+                ready[n] = time.perf_counter() - t0
+            elif not model.get("pending") and not server:
+                raise RuntimeError(f"{n}'s server failed to start:\n{hub.log_tail()}")
+        await asyncio.sleep(0.5)
+    if len(ready) < len(names):
+        raise RuntimeError(f"servers not ready after 600 s: {sorted(set(names) - set(ready))}")
+    # a learner's first request: their server answers through the proxy
+    await asyncio.gather(*(api.call("GET", f"/user/{n}/api/status", tokens[n]) for n in names))
+    # every learner follows the chapter's JupyterHub link at once: the course
+    # is cloned into their home by nbgitpuller
+    origin = snapshot_repository(tmp)
+    link, source = jupyterhub_link(DEFAULT_CHAPTERS[0])
+    say(f"JupyterHub link (from {source}):\n  {link}")
+    api.home = tmp / "home"
+    pulls = await asyncio.gather(*(launch(api, n, link, origin) for n in names))
+    return {n: {"token": tokens[n], "ready_s": ready[n], **p} for n, p in zip(names, pulls)}
+
+
+async def classroom(args, hub: Hub, tmp: Path) -> dict:
+    api = Api(hub.url)
+    ws_base = hub.url.replace("http://", "ws://")
+    await wait_for_hub(api, hub)
+    say(f"hub up at {hub.url} (pid {hub.proc.pid}); proxy API on 127.0.0.1:{hub.api_port}")
+    sampler = Sampler(hub.proc.pid)
+    sampler.start()
+    names = [f"learner{i:02d}" for i in range(1, args.learners + 1)]
+    t = time.perf_counter()
+    learners = await start_servers(api, hub, names, tmp)
+    spawn_s = time.perf_counter() - t
+    say(f"{len(names)} servers started at once and the course pulled into each by its "
+        f"JupyterHub link: {spawn_s:.1f} s (pull: "
+        f"{max(v['pulled_s'] for v in learners.values()):.1f} s at most)")
+    await asyncio.sleep(2)
+    sampler.sample()
+    rounds = []
+    for stem in args.chapters:
+        sampler.phase = stem
+        t0 = time.perf_counter()
+        results = await asyncio.gather(*(
+            run_chapter(api, ws_base, n, learners[n]["token"], stem, t0, args.timeout)
+            for n in names))
+        wall = time.perf_counter() - t0
+        sampler.sample()
+        cpu = sampler.kernel_cpu_s(stem)
+        for r in results:
+            r["peak_rss_mib"] = sampler.peaks.get(stem, {}).get(r["learner"], 0.0)
+            r["kernel_cpu_s"] = cpu.get(r["learner"], 0.0)
+        ok = [r for r in results if r["error"] is None]
+        say(f"{stem}: {len(names)} learners ran all {results[0]['cells']} cells at once: "
+            f"{len(ok)} succeeded in {wall:.1f} s")
+        for r in results:
+            if r["error"]:
+                say(f"  {r['learner']} FAILED: {r['error']}")
+        rounds.append({"chapter": stem, "wall_s": wall, "learners": results})
+        await asyncio.sleep(1)
+    every = []
+    if args.every_chapter:
+        solo = names[0]
+        for nb in sorted((ROOT / "chapters").glob("[0-9][0-9]_*.ipynb")):
+            sampler.phase = f"solo-{nb.stem}"
+            t0 = time.perf_counter()
+            r = await run_chapter(api, ws_base, solo, learners[solo]["token"], nb.stem, t0,
+                                  args.timeout)
+            r["wall_s"] = time.perf_counter() - t0
+            sampler.sample()
+            r["peak_rss_mib"] = sampler.peaks.get(sampler.phase, {}).get(solo, 0.0)
+            r["kernel_cpu_s"] = sampler.kernel_cpu_s(sampler.phase).get(solo, 0.0)
+            say(f"  alone: {nb.stem}: {r['wall_s']:.1f} s, peak {r['peak_rss_mib']:.0f} MiB"
+                + (f"  FAILED: {r['error']}" if r["error"] else ""))
+            every.append(r)
+    sampler.phase = "idle-after"
+    await asyncio.sleep(1)
+    sampler.sample()
+    idle = sampler.peaks.get("idle", {})
+    # stop the servers through the API, as the idle culler would
+    t = time.perf_counter()
+    await asyncio.gather(*(api.call("DELETE", f"/hub/api/users/{n}/server", hub.token)
+                           for n in names))
+    for _ in range(240):
+        models = await asyncio.gather(*(api.call("GET", f"/hub/api/users/{n}", hub.token)
+                                        for n in names))
+        if not any(m.get("servers") for m in models):
+            break
+        await asyncio.sleep(0.5)
+    stop_s = time.perf_counter() - t
+    sampler.stop_event.set()
+    sampler.join()
+    api.http.close()
+    return {"spawn_s": spawn_s, "stop_s": stop_s,
+            "server_ready_s": {n: learners[n]["ready_s"] for n in names},
+            "pull_s": max(v["pulled_s"] for v in learners.values()),
+            "idle_server_rss_mib": idle, "hub_and_proxy_peak_rss_mib": sampler.hub_peak,
+            "rounds": rounds, "every_chapter": every, "samples": sampler.samples}
+
+
+def leftovers(run_id: str) -> list[str]:
+    found = []
+    for p in psutil.process_iter(["pid", "cmdline"]):
+        if p.pid == os.getpid():
+            continue
+        try:
+            if p.environ().get(MARKER) == run_id:
+                found.append(f"{p.pid} {' '.join(p.info['cmdline'] or [])[:120]}")
+        except psutil.Error:
+            pass
+    return found
+
+
+# --------------------------------------------------------------------------
+# Summary, sizing, files
+# --------------------------------------------------------------------------
+
+def quantile(xs: list[float], q: float) -> float:
+    xs = sorted(xs)
+    return xs[min(len(xs) - 1, max(0, math.ceil(q * len(xs)) - 1))] if xs else float("nan")
+
+
+def round_up(x: float, step: float) -> float:
+    return math.ceil(x / step - 1e-9) * step
+
+
+def sizing(peak_mib: float, cpu_s: float, hub_mib: float, class_size: int = 100) -> dict:
+    """The Zero to JupyterHub settings, from the measured figures.
+
+    - memory guarantee: the worst learner's peak (server + kernel), rounded up
+      to 256 MiB: a class runs the same chapter in the same minute, so every
+      learner is at their peak at once and the nodes must hold all of them;
+    - memory limit: twice the guarantee (room for a learner's own experiments
+      in the exercises), at most Binder's 2 GiB, the budget chapters are held to;
+    - CPU guarantee: the worst kernel's CPU seconds for a chapter spread over
+      one minute (a class's "run all" finishing within about a minute when
+      every learner gets it), rounded up to 0.05; CPU limit 1 (the kernels run
+      PyTorch with one thread, OMP_NUM_THREADS=1);
+    - a class: guarantee x learners, plus the hub and proxy as measured.
+    """
+    guarantee = round_up(peak_mib, 256)
+    limit = min(2 * guarantee, BINDER_LIMIT_MIB)
+    cpu_guarantee = max(0.05, round_up(cpu_s / 60, 0.05))
+    mem_total_gib = (class_size * guarantee + hub_mib) / 1024
+    cores = class_size * cpu_guarantee
+    return {"memory_guarantee_mib": guarantee, "memory_limit_mib": limit,
+            "cpu_guarantee": round(cpu_guarantee, 2), "cpu_limit": 1,
+            "class_size": class_size, "class_memory_gib": round(mem_total_gib, 1),
+            "class_cores": round(cores, 1),
+            # example: nodes of 8 vCPU / 32 GiB, ~2 GiB and ~0.5 vCPU kept by the system
+            "nodes_8cpu_32gib": max(math.ceil(mem_total_gib / 30), math.ceil(cores / 7.5))}
+
+
+def summarise(run: dict, learners: int) -> dict:
+    per_learner_peak: dict[str, float] = {}
+    succeeded = set(f"learner{i:02d}" for i in range(1, learners + 1))
+    for rnd in run["rounds"]:
+        for r in rnd["learners"]:
+            per_learner_peak[r["learner"]] = max(per_learner_peak.get(r["learner"], 0.0),
+                                                 r["peak_rss_mib"])
+            if r["error"] is not None or r["executed"] != r["cells"]:
+                succeeded.discard(r["learner"])
+    peaks = list(per_learner_peak.values())
+    rounds = []
+    for rnd in run["rounds"]:
+        rs = rnd["learners"]
+        good = [r for r in rs if r["error"] is None]
+        col = lambda k: [r[k] for r in good if k in r]  # noqa: E731
+        rounds.append({
+            "chapter": rnd["chapter"], "cells": rs[0]["cells"], "wall_s": round(rnd["wall_s"], 1),
+            "succeeded": len(good), "failed": len(rs) - len(good),
+            "kernel_ready_s_median": round(quantile(col("kernel_ready_s"), 0.5), 1),
+            "first_cell_s_median": round(quantile(col("first_cell_s"), 0.5), 1),
+            "first_cell_s_max": round(max(col("first_cell_s"), default=float("nan")), 1),
+            "last_cell_s_median": round(quantile(col("last_cell_s"), 0.5), 1),
+            "last_cell_s_max": round(max(col("last_cell_s"), default=float("nan")), 1),
+            "peak_rss_mib_median": round(quantile([r["peak_rss_mib"] for r in rs], 0.5)),
+            "peak_rss_mib_max": round(max(r["peak_rss_mib"] for r in rs)),
+            "kernel_cpu_s_max": round(max(r["kernel_cpu_s"] for r in rs), 1),
+        })
+    idle = list(run["idle_server_rss_mib"].values())
+    every = [{"chapter": r["chapter"], "wall_s": round(r["wall_s"], 1),
+              "peak_rss_mib": round(r["peak_rss_mib"]), "kernel_cpu_s": round(r["kernel_cpu_s"], 1),
+              "ok": r["error"] is None, "fits_binder": r["peak_rss_mib"] <= BINDER_LIMIT_MIB}
+             for r in run["every_chapter"]]
+    peak = max(peaks) if peaks else 0.0
+    # the settings cover the worst chapter, whether run by the class or alone
+    worst_cpu = max([r["kernel_cpu_s_max"] for r in rounds] + [r["kernel_cpu_s"] for r in every])
+    worst_mib = max([peak] + [r["peak_rss_mib"] for r in every])
+    return {
+        "learners": learners, "succeeded": len(succeeded),
+        "peak_rss_mib_per_learner": round(peak),
+        "median_peak_rss_mib_per_learner": round(quantile(peaks, 0.5)),
+        "idle_server_rss_mib_median": round(quantile(idle, 0.5)) if idle else None,
+        "hub_and_proxy_peak_rss_mib": round(run["hub_and_proxy_peak_rss_mib"]),
+        "servers_ready_s": round(run["spawn_s"], 1), "servers_stopped_s": round(run["stop_s"], 1),
+        "nbgitpuller_s_max": round(run["pull_s"], 1),
+        "rounds": rounds, "every_chapter": every,
+        "sizing": sizing(worst_mib, worst_cpu, run["hub_and_proxy_peak_rss_mib"]),
+    }
+
+
+def markdown(s: dict) -> str:
+    z = s["sizing"]
+    lines = [
+        f"Measured on {s['date']} by `scripts/classroom_check.py` ({s['machine']}): "
+        f"JupyterHub {s['versions']['jupyterhub']}, configurable-http-proxy "
+        f"{s['versions']['configurable-http-proxy']}, JupyterLab "
+        f"{s['versions']['jupyterlab']}, {s['learners']} learners on one machine "
+        f"(its load average {s['load_average'][0]} before the run, "
+        f"{s['load_average'][1]} after: other work shared its cores).",
+        "",
+        f"- {s['learners']} servers started at once, and each learner followed the chapter's "
+        f"JupyterHub (nbgitpuller) link, which cloned the course into their home: "
+        f"{s['servers_ready_s']} s in all (the slowest clone {s['nbgitpuller_s_max']} s); "
+        f"an idle server (no kernel) holds {s['idle_server_rss_mib_median']} MiB; "
+        f"the hub and proxy together at most {s['hub_and_proxy_peak_rss_mib']} MiB.",
+        f"- **{s['succeeded']} of {s['learners']}** learners ran every chapter without an error; "
+        f"peak memory of one learner (server + kernel): **{s['peak_rss_mib_per_learner']} MiB** "
+        f"(median learner {s['median_peak_rss_mib_per_learner']} MiB).",
+        "",
+        "| chapter (all learners at once) | cells | ok | kernel ready (median s) "
+        "| first cell (median / max s) | last cell (median / max s) "
+        "| peak MiB per learner (median / max) | kernel CPU s (max) |",
+        "|---|---|---|---|---|---|---|---|",
+    ]
+    for r in s["rounds"]:
+        lines.append(
+            f"| {r['chapter']} | {r['cells']} | {r['succeeded']}/{r['succeeded'] + r['failed']} "
+            f"| {r['kernel_ready_s_median']} | {r['first_cell_s_median']} / {r['first_cell_s_max']} "
+            f"| {r['last_cell_s_median']} / {r['last_cell_s_max']} "
+            f"| {r['peak_rss_mib_median']} / {r['peak_rss_mib_max']} | {r['kernel_cpu_s_max']} |")
+    if s["every_chapter"]:
+        lines += ["", "One learner, every chapter in turn (server + kernel, the whole "
+                  "memory of a Binder session):", "",
+                  "| chapter | seconds | peak MiB | kernel CPU s | under Binder's 2 GB "
+                  "| under 1 GiB |",
+                  "|---|---|---|---|---|---|"]
+        yes = lambda ok: "yes" if ok else "**no**"  # noqa: E731
+        for r in s["every_chapter"]:
+            lines.append(f"| {r['chapter']} | {r['wall_s']} | {r['peak_rss_mib']} "
+                         f"| {r['kernel_cpu_s']} | {yes(r['fits_binder'])} "
+                         f"| {yes(r['peak_rss_mib'] <= 1024)} |")
+    lines += [
+        "", "Zero to JupyterHub settings derived from these figures "
+        "(the rules are in `sizing()` of the script):", "",
+        "```yaml", "singleuser:",
+        "  memory:",
+        f"    guarantee: {z['memory_guarantee_mib']}M   # the worst learner's peak, rounded up",
+        f"    limit: {z['memory_limit_mib']}M       # twice that, at most Binder's 2 GB",
+        "  cpu:",
+        f"    guarantee: {z['cpu_guarantee']}       # worst chapter's kernel CPU seconds / 60 s",
+        f"    limit: {z['cpu_limit']}",
+        "  extraEnv:",
+        '    OMP_NUM_THREADS: "1"   # as measured: one PyTorch thread per kernel',
+        "```", "",
+        f"A class of {z['class_size']}: {z['class_size']} x {z['memory_guarantee_mib']} MiB "
+        f"+ the hub = **{z['class_memory_gib']} GiB** of memory and **{z['class_cores']} cores** "
+        f"guaranteed, e.g. **{z['nodes_8cpu_32gib']} nodes of 8 vCPU / 32 GiB**.",
+    ]
+    return "\n".join(lines) + "\n"
+
+
+def versions() -> dict:
+    import importlib.metadata as md
+
+    chp = json.loads((ROOT / "node_modules" / "configurable-http-proxy" / "package.json")
+                     .read_text())["version"]
+    return {"jupyterhub": md.version("jupyterhub"), "jupyterlab": md.version("jupyterlab"),
+            "configurable-http-proxy": chp, "torch": md.version("torch")}
+
+
+def binder_markdown(out: dict) -> str:
+    index = ("torch came from download.pytorch.org" if out["fresh"]["torch_from_pytorch_index"]
+             else "download.pytorch.org could not be reached from that machine, so "
+                  "check_binder.py installed the same torch CPU wheel from a local copy; "
+                  "everything else came from PyPI")
+    return (f"Measured on {out['date']} by `scripts/classroom_check.py --binder` "
+            f"({out['machine']}), which runs `scripts/check_binder.py` twice: the Binder "
+            f"environment (binder/requirements.txt and the course's package) takes "
+            f"**{out['venv_mib']} MiB** installed, {out['torch_mib']} MiB of it PyTorch's CPU "
+            f"build. Creating it and opening chapter 1 took {out['fresh']['total_s']} s "
+            f"({out['fresh']['environment_s']:.0f} s of installing; {index}). With the "
+            f"environment already built, as a Binder image is, starting JupyterLab, opening "
+            f"chapter 1 and running its first cells took "
+            f"**{out['reuse']['open_chapter_1_s']} s**.\n")
+
+
+def binder_check(write: bool) -> int:
+    """Run scripts/check_binder.py twice (a fresh environment, then reusing
+    it) and record the environment's installed size and the times."""
+    venv, repo = Path("/tmp/classroom-binder-venv"), Path("/tmp/classroom-binder-repo")
+    out: dict = {"date": dt.date.today().isoformat(),
+                 "machine": f"{os.cpu_count()} CPU cores, "
+                            f"{psutil.virtual_memory().total / 1024 ** 3:.0f} GiB"}
+    try:
+        for kind, extra in (("fresh", []), ("reuse", ["--reuse"])):
+            t = time.perf_counter()
+            proc = subprocess.run(
+                [sys.executable, ROOT / "scripts" / "check_binder.py", "--venv", venv,
+                 "--repo-copy", repo, "--shot", Path(tempfile.gettempdir()) / "classroom-binder.png",
+                 *extra], capture_output=True, text=True)
+            secs = time.perf_counter() - t
+            say(proc.stdout[-2500:] + proc.stderr[-1500:])
+            if proc.returncode != 0:
+                say(f"scripts/check_binder.py ({kind}) failed")
+                return 1
+            env_s = float(re.search(r"environment ready in (\d+) s", proc.stdout).group(1))
+            out[kind] = {"total_s": round(secs, 1), "environment_s": env_s,
+                         "open_chapter_1_s": round(secs - env_s, 1),
+                         "torch_from_pytorch_index": "NOT reachable" not in proc.stdout}
+        size = sum(f.stat().st_size for f in venv.rglob("*") if f.is_file() and not f.is_symlink())
+        torch = sum(f.stat().st_size for d in venv.glob("lib/python*/site-packages/torch")
+                    for f in d.rglob("*") if f.is_file())
+        out["venv_mib"] = round(size / MIB)
+        out["torch_mib"] = round(torch / MIB)
+    finally:
+        shutil.rmtree(venv, ignore_errors=True)
+        shutil.rmtree(repo, ignore_errors=True)
+    text = binder_markdown(out)
+    say(text)
+    if write:
+        (RESULTS / "classroom_binder.json").write_text(json.dumps(out, indent=1) + "\n")
+        (RESULTS / "classroom_binder.md").write_text(text)
+    return 0
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--learners", type=int, default=8)
+    ap.add_argument("--chapters", nargs="+", default=DEFAULT_CHAPTERS,
+                    help="chapter stems every learner runs at once, in turn")
+    ap.add_argument("--timeout", type=float, default=600, help="seconds per chapter")
+    ap.add_argument("--every-chapter", action=argparse.BooleanOptionalAction, default=True,
+                    help="then one learner runs every chapter (each chapter's peak)")
+    ap.add_argument("--write", action=argparse.BooleanOptionalAction, default=True,
+                    help="write benchmarks/results/classroom_cpu.{json,md}")
+    ap.add_argument("--binder", action="store_true",
+                    help="instead: size of the Binder environment and scripts/check_binder.py's "
+                         "time to open chapter 1 (needs PyPI; writes classroom_binder.*)")
+    args = ap.parse_args()
+    if args.binder:
+        return binder_check(args.write)
+    if args.learners < 1:
+        raise SystemExit(f"--learners must be at least 1, got {args.learners}")
+    for stem in args.chapters:
+        if not (ROOT / "chapters" / f"{stem}.ipynb").exists():
+            raise SystemExit(f"no chapters/{stem}.ipynb (give stems like 03_parallel_heads)")
+    missing = [str(p) for p in (BIN / "jupyterhub", BIN / "jupyterhub-singleuser", CHP)
+               if not p.exists()]
+    if missing:
+        raise SystemExit(f"missing {', '.join(missing)}: run `make classroom-check` "
+                         "(it installs requirements-classroom.txt and runs npm ci)")
+
+    load_before = os.getloadavg()[0]
+    run_id = uuid.uuid4().hex
+    tmp = Path(tempfile.mkdtemp(prefix="classroom-check-"))
+    hub = Hub(tmp, run_id)
+    started = time.perf_counter()
+    run, error = None, None
+    try:
+        hub.start()
+        run = asyncio.run(classroom(args, hub, tmp))
+    except Exception as e:                                     # noqa: BLE001
+        error = f"{type(e).__name__}: {e}"
+    finally:
+        hub.stop()
+        time.sleep(1)
+        left = leftovers(run_id)
+        for line in left:            # only processes this run started (marked)
+            pid = int(line.split()[0])
+            try:
+                psutil.Process(pid).kill()
+            except psutil.Error:
+                pass
+        busy = [p for p in (hub.port, hub.hub_port, hub.api_port) if not port_is_free(p)]
+        log = hub.log_tail(4000)
+        if hub.log.exists():      # kept for reading: _build/ is a build folder
+            LOG_COPY.parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy(hub.log, LOG_COPY)
+        shutil.rmtree(tmp, ignore_errors=True)
+    total = time.perf_counter() - started
+    say(f"stopped: hub, proxy and servers; leftover processes: {len(left)}; "
+        f"ports still bound: {busy or 'none'}; {tmp} removed: {not tmp.exists()}")
+    if error:
+        say(f"FAILED: {error}\n--- hub log (tail; all of it in {LOG_COPY}) ---\n{log}")
+    if run is None:
+        say(f"learners={args.learners} succeeded=0 peak_rss_mib_per_learner=nan")
+        return 1
+    s = summarise(run, args.learners)
+    s.update({"date": dt.date.today().isoformat(), "total_s": round(total, 1),
+              "machine": f"{os.cpu_count()} CPU cores, "
+                         f"{psutil.virtual_memory().total / 1024 ** 3:.0f} GiB",
+              "versions": versions(), "chapters": args.chapters,
+              # the machine may be shared: its load (1-minute average) before and after
+              "load_average": [round(load_before, 1), round(os.getloadavg()[0], 1)],
+              "leftover_processes": left, "ports_still_bound": busy})
+    say(markdown(s))
+    say(f"whole run: {total:.0f} s")
+    if args.write:
+        RESULTS.mkdir(parents=True, exist_ok=True)
+        (RESULTS / "classroom_cpu.json").write_text(json.dumps(s, indent=1) + "\n")
+        (RESULTS / "classroom_cpu.md").write_text(markdown(s))
+        say(f"wrote {RESULTS / 'classroom_cpu.json'} and classroom_cpu.md")
+    ok = (s["succeeded"] == args.learners and not left and not busy and not tmp.exists()
+          and all(r["ok"] for r in s["every_chapter"]))
+    say(f"learners={s['learners']} succeeded={s['succeeded']} "
+        f"peak_rss_mib_per_learner={s['peak_rss_mib_per_learner']}")
+    return 0 if ok else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

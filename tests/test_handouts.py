@@ -1,0 +1,190 @@
+"""The chapters' printable handouts (scripts/build_handouts.py, run by
+`make book`): one PDF per chapter, rendered here with poppler (`pdftoppm`,
+`pdftotext`, `pdfimages`, `pdffonts`) to check that what a learner gets on
+paper has the chapter's text, its figures and its math, and no site chrome
+and no solutions. The "Handout" button is checked in the browser."""
+from __future__ import annotations
+
+import json
+import re
+import shutil
+import subprocess
+from pathlib import Path
+
+import numpy as np
+import pytest
+from PIL import Image
+
+from site_browser import SITE, offline_page, serve
+from test_book import ROOT, toc_files
+
+HANDOUTS = SITE / "handouts"
+CHAPTER_PAGES = [f for f in toc_files()
+                 if re.fullmatch(r"chapters/[0-9][0-9]_[\w-]+", f) and (ROOT / f"{f}.ipynb").exists()]
+STEMS = [Path(f).name for f in CHAPTER_PAGES]
+POPPLER = ["pdftoppm", "pdftotext", "pdfinfo", "pdfimages", "pdffonts"]
+# TeX that MathJax should have turned into rendered math
+RAW_TEX = re.compile(r"\\\(|\\\)|\\\[|\\\]|\$\$|\$\\?[A-Za-z][^$\n]{0,40}\$|\\frac|\\sqrt"
+                     r"|\\text\{|\\mathrm|\\begin\{|\\operatorname")
+# text of the site's chrome (header, sidebars, footer navigation)
+CHROME = ["Skip to main content", "Back to top", "Start here", "For instructors", "Ctrl+K"]
+
+
+def poppler(tool: str, *args: str | Path) -> str:
+    if shutil.which(tool) is None:
+        pytest.fail(f"{tool} is missing: install poppler-utils (.ci/run does)")
+    return subprocess.run([tool, *map(str, args)], check=True, capture_output=True,
+                          text=True).stdout
+
+
+def manifest() -> dict:
+    path = HANDOUTS / "handouts.json"
+    if not path.exists():
+        pytest.fail("no handouts: run `make book` (it runs scripts/build_handouts.py)")
+    return json.loads(path.read_text())
+
+
+def page_image(pdf: Path, page: int, tmp_path: Path, dpi: int = 60) -> Image.Image:
+    prefix = tmp_path / f"{pdf.stem}-{page}"
+    poppler("pdftoppm", "-r", dpi, "-f", page, "-l", page, "-png", "-singlefile", pdf, prefix)
+    return Image.open(f"{prefix}.png").convert("RGB")
+
+
+def ink(img: Image.Image) -> float:
+    """Fraction of pixels that are not (near) white."""
+    gray = img.convert("L")
+    hist = gray.histogram()
+    return sum(hist[:230]) / (img.width * img.height)
+
+
+def colour(img: Image.Image) -> float:
+    """Fraction of clearly coloured pixels (a heatmap or a plotted line)."""
+    a = np.asarray(img, dtype=np.int16)                       # (H, W, 3)
+    return float(((a.max(axis=2) - a.min(axis=2)) > 60).mean())
+
+
+def test_one_handout_per_chapter():
+    m = manifest()
+    assert sorted(m) == sorted(STEMS), \
+        f"handouts for {sorted(m)}, chapters in the book: {sorted(STEMS)}"
+    notebooks = sorted(p.stem for p in (ROOT / "chapters").glob("[0-9][0-9]_*.ipynb"))
+    assert STEMS == notebooks, f"the book lists {STEMS}, chapters/ holds {notebooks}"
+    js = (HANDOUTS / "handouts.js").read_text()
+    listed = json.loads(re.search(r"=\s*(\{.*\});", js, re.S).group(1))
+    for stem in STEMS:
+        pdf = HANDOUTS / f"{stem}.pdf"
+        assert pdf.exists() and pdf.read_bytes()[:5] == b"%PDF-", f"{pdf} is not a PDF"
+        assert listed[stem]["file"] == pdf.name, f"handouts.js lists the wrong file for {stem}"
+        info = poppler("pdfinfo", pdf)
+        pages = int(re.search(r"Pages:\s+(\d+)", info).group(1))
+        assert pages == m[stem]["pages"] == listed[stem]["pages"] >= 2, \
+            f"{stem}: {pages} pages, the manifest says {m[stem]['pages']}"
+        assert re.search(r"Page size:\s+59[45]\.\d+ x 84[12]\.\d+ pts \(A4\)", info), info
+
+
+@pytest.mark.parametrize("stem", STEMS)
+def test_handout_has_the_chapter_and_not_the_solutions(stem: str):
+    m = manifest()[stem]
+    pdf = HANDOUTS / f"{stem}.pdf"
+    text = poppler("pdftotext", "-layout", pdf, "-")
+    first = poppler("pdftotext", "-f", 1, "-l", 1, pdf, "-")
+    title = m["title"]
+    assert title and title in first, f"{stem}: page 1 lacks the chapter title {title!r}"
+    for heading in ("The math", "The code", "Summary", "Exercises"):
+        assert heading in text, f"{stem}: the handout lacks the section {heading!r}"
+    assert re.search(r"Exercise\s+\d", text), f"{stem}: the exercises are not printed"
+    # solutions: sphinx-exercise titles them "Solution to Exercise N"
+    assert m["solutions_removed"] >= 3, f"{stem}: the page had {m['solutions_removed']} solutions"
+    assert "Solution to" not in text, f"{stem}: a solution is printed"
+    for chrome in CHROME:
+        assert chrome not in text, f"{stem}: the site's chrome ({chrome!r}) is printed"
+    # the sidebar would list every chapter: no other chapter's title on page 1
+    others = [h["title"] for s, h in manifest().items() if s != stem]
+    assert not [t for t in others if t in first], f"{stem}: the sidebar is printed"
+
+
+@pytest.mark.parametrize("stem", STEMS)
+def test_handout_math_is_rendered(stem: str):
+    m = manifest()[stem]
+    pdf = HANDOUTS / f"{stem}.pdf"
+    assert m["math"] > 0, f"{stem}: MathJax typeset no formula before printing"
+    text = poppler("pdftotext", pdf, "-")
+    # code cells may hold backslashes and braces; prose math must not
+    raw = RAW_TEX.search(text)
+    assert raw is None, \
+        f"{stem}: raw TeX printed: {text[max(0, raw.start() - 60):raw.start() + 60]!r}"
+    # MathJax's CHTML fonts are web fonts: Chromium embeds them as Type 3
+    fonts = poppler("pdffonts", pdf)
+    assert re.search(r"(?m)Type 3", fonts), f"{stem}: no embedded math font:\n{fonts}"
+
+
+def raster_figures(pdf: Path, least: int = 150) -> list[tuple[int, int, int]]:
+    """(page, width, height) of the raster images in the PDF at least ``least`` px."""
+    rows = [line.split() for line in poppler("pdfimages", "-list", pdf).splitlines()[2:]]
+    return [(int(r[0]), int(r[3]), int(r[4])) for r in rows
+            if r[2] == "image" and int(r[3]) >= least and int(r[4]) >= least]
+
+
+def widget_pages(pdf: Path) -> list[int]:
+    """Pages holding the note build_handouts.py writes under a printed widget."""
+    pages = poppler("pdftotext", pdf, "-").split("\f")
+    return [i + 1 for i, t in enumerate(pages) if "Interactive on the web page; printed here" in t]
+
+
+@pytest.mark.parametrize("stem", STEMS)
+def test_handout_figures_are_printed(stem: str, tmp_path: Path):
+    m = manifest()[stem]
+    pdf = HANDOUTS / f"{stem}.pdf"
+    assert m["figures"] >= 1, f"{stem}: no figure was loaded when printing"
+    figures = raster_figures(pdf)
+    assert figures, f"{stem}: the handout holds no figure"
+    # each figure page: render it, and take the figures out of the PDF again
+    for page in sorted({p for p, _, _ in figures}):
+        img = page_image(pdf, page, tmp_path)
+        assert ink(img) > 0.02, f"{stem}: page {page} (with a figure) renders blank"
+        poppler("pdfimages", "-png", "-f", page, "-l", page, pdf, tmp_path / f"fig{page}")
+        for path in sorted(tmp_path.glob(f"fig{page}-*.png")):
+            fig = Image.open(path).convert("RGB")
+            if fig.width < 150 or fig.height < 150:
+                continue
+            lo, hi = fig.convert("L").getextrema()
+            assert hi - lo > 100 and ink(fig) > 0.02, \
+                f"{stem}: a figure on page {page} is blank ({ink(fig):.1%} ink)"
+    first = page_image(pdf, 1, tmp_path)
+    assert 0.01 < ink(first) < 0.6, f"{stem}: page 1 is blank or solid ({ink(first):.1%} ink)"
+
+
+def test_widgets_print_their_picture(tmp_path: Path):
+    """Where a chapter has a widget, the printed page shows its picture (a
+    plot, or the heatmaps the widget manager drew), not an empty box."""
+    m = manifest()
+    with_widgets = [s for s in STEMS if m[s]["widgets"]]
+    assert with_widgets, "no chapter has a widget: the check would test nothing"
+    for stem in with_widgets:
+        assert m[stem]["widgets_rendered"] == m[stem]["widgets"], f"{stem}: a widget did not render"
+        pdf = HANDOUTS / f"{stem}.pdf"
+        pages = widget_pages(pdf)
+        assert len(pages) >= m[stem]["widgets"], f"{stem}: the widget's static note is not printed"
+        with_raster = {p for p, _, _ in raster_figures(pdf, least=100)}
+        for page in pages:
+            # a plotted picture (a raster image) or coloured heatmap cells
+            img = page_image(pdf, page, tmp_path)
+            assert page in with_raster or colour(img) > 0.01, \
+                f"{stem}: the widget on page {page} printed no picture"
+
+
+def test_every_chapter_page_links_to_its_handout():
+    assert "handouts-link.js" in (ROOT / "_config.yml").read_text(), \
+        "_config.yml must load assets/site/handouts-link.js"
+    assert "print.css" in (ROOT / "_config.yml").read_text(), \
+        "_config.yml must load assets/site/print.css"
+    with serve() as base, offline_page(base) as (page, blocked):
+        for f in CHAPTER_PAGES:
+            page.goto(f"{base}/{f}.html", wait_until="load")
+            link = page.locator("a.handout-button")
+            link.wait_for(timeout=10_000)
+            href = link.evaluate("a => a.href")                    # absolute
+            assert href == f"{base}/handouts/{Path(f).name}.pdf", f"{f}: handout link {href}"
+            resp = page.request.get(href)
+            assert resp.ok and resp.body()[:5] == b"%PDF-", f"{f}: {href} does not serve a PDF"
+        assert not blocked, f"the pages asked for other servers: {blocked[:3]}"
