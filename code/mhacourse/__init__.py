@@ -44,3 +44,20 @@ __version__ = "0.1.0"
 
 # A trained model through the course's code (mhacourse.bert, mhacourse.head_analysis)
 from .bert import BertOutput, encode, load_model, sentence_embedding  # noqa: E402
+
+# --------------------------------------------------------------------------
+# Topics added after the first release (issue 12): masks in batches,
+# positions, cross-attention, the key/value cache. Kept in their own modules.
+from .batching import (  # noqa: E402
+    attention_dropout, attention_with_dropout, batch_mask, pad_batch,
+)
+from .positions import (  # noqa: E402
+    embed_with_positions, rotary, rotary_angles, sinusoidal_positions,
+)
+from .decoder import (  # noqa: E402
+    DecoderLayerWeights, cross_attention, decoder_layer, decoder_weights_from_torch,
+)
+from .kv_cache import (  # noqa: E402
+    CausalLM, KVCache, attention_step, forward_cached, forward_full, generate,
+    random_causal_lm,
+)

@@ -1,0 +1,295 @@
+"""Incremental decoding with a key/value cache, for MHA and GQA.
+
+A causal model that writes one token at a time would, without a cache,
+recompute the keys and values of every earlier token at every step. Under a
+causal mask those never change (token ``j``'s key depends only on tokens
+``0..j``), so a decoder keeps them::
+
+    step t:   q_t = x_t W_Q                    (B, h, 1, d_k)     the new query
+              k_t = x_t W_K, v_t = x_t W_V     (B, h_kv, 1, d_k)  appended
+              K = [k_0 .. k_t], V = [v_0 .. v_t]  (B, h_kv, t+1, d_k)  the cache
+              out_t = softmax(q_t K^T / sqrt(d_k)) V                  no mask needed
+
+The cache holds ``2 * n_layers * h_kv * d_k`` numbers per token
+(:func:`mhacourse.gqa.kv_cache_per_token`); grouped-query attention shrinks
+it by storing ``h_kv < h`` key/value heads (Ainslie et al. 2023).
+
+:class:`KVCache` is one layer's cache (preallocated, filled as tokens
+arrive); :func:`attention_step` is one attention layer fed new tokens;
+:class:`CausalLM` is a small decoder-only model (pre-LN blocks, learned
+positions, ``h`` query heads and ``h_kv`` key/value heads) run either all at
+once (:func:`forward_full`) or step by step with caches
+(:func:`forward_cached`, :func:`generate`).
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+
+import torch
+
+from ._validate import check_heads, check_positive_int
+from .attention import scaled_dot_product_attention
+from .block import feed_forward, layer_norm
+from .gqa import check_kv_heads, grouped_query_attention
+from .heads import merge_heads, split_heads
+
+
+class KVCache:
+    """Keys and values of the tokens seen so far, for one attention layer.
+
+    Preallocated for ``max_len`` tokens: ``K``, ``V`` (B, h_kv, max_len, d_k);
+    the first :attr:`length` positions are filled. :meth:`append` writes new
+    keys and values in place and returns views of everything cached.
+    """
+
+    def __init__(self, B: int, h_kv: int, d_k: int, max_len: int,
+                 dtype: torch.dtype = torch.float32):
+        for name, v in (("B", B), ("h_kv", h_kv), ("d_k", d_k), ("max_len", max_len)):
+            check_positive_int(name, v)
+        # (B, h_kv, T_max, d_k) each, filled from position 0 as tokens arrive
+        self.K = torch.zeros(B, h_kv, max_len, d_k, dtype=dtype)
+        self.V = torch.zeros(B, h_kv, max_len, d_k, dtype=dtype)
+        self.length = 0
+
+    @property
+    def max_len(self) -> int:
+        return self.K.shape[2]
+
+    def append(self, K_new: torch.Tensor, V_new: torch.Tensor):
+        """Store ``K_new``, ``V_new`` (B, h_kv, n, d_k) after the cached tokens.
+
+        Returns ``(K, V)``, views (B, h_kv, length, d_k) of all cached tokens.
+        """
+        B, h_kv, T_max, d_k = self.K.shape
+        want = (B, h_kv, K_new.shape[2], d_k)
+        if tuple(K_new.shape) != want or tuple(V_new.shape) != want:
+            raise ValueError(f"new keys and values must have shape (B, h_kv, n, d_k) "
+                             f"= {want}; got {tuple(K_new.shape)} and "
+                             f"{tuple(V_new.shape)}.")
+        t0, t1 = self.length, self.length + K_new.shape[2]
+        if t1 > T_max:
+            raise ValueError(f"the cache holds at most max_len = {T_max} tokens; "
+                             f"{self.length} are cached and {K_new.shape[2]} more "
+                             "were given. Make a larger cache.")
+        self.K[:, :, t0:t1] = K_new
+        self.V[:, :, t0:t1] = V_new
+        self.length = t1
+        return self.K[:, :, :t1], self.V[:, :, :t1]  # (B, h_kv, t1, d_k) views
+
+    def nbytes_used(self) -> int:
+        """Bytes of the cached keys and values (the filled positions only)."""
+        B, h_kv, _, d_k = self.K.shape
+        per = self.K.element_size() * B * h_kv * d_k  # one key of every head
+        return 2 * per * self.length
+
+
+def attention_step(x_new, W_Q, W_K, W_V, W_O, h: int, h_kv: int,
+                   cache: KVCache, b_Q=None, b_K=None, b_V=None, b_O=None):
+    """Causal (grouped-query) attention for ``n`` new tokens, reusing the
+    cached keys and values of the earlier ones.
+
+    Shapes: ``x_new`` (B, n, d_model), ``W_Q`` (d_model, h*d_k), ``W_K``,
+    ``W_V`` (d_model, h_kv*d_k), ``W_O`` (h*d_k, d_model); biases optional.
+    New query ``i`` sits at position ``t0 + i`` (``t0`` = tokens cached
+    before the call) and sees keys ``0 .. t0 + i``. ``h_kv = h`` is MHA.
+    Returns (B, n, d_model).
+    """
+    g = check_kv_heads(h, h_kv)
+    B, n, d_model = x_new.shape
+    d_k = check_heads(W_Q.shape[1], h)
+    t0 = cache.length
+
+    def lin(W, b):
+        return x_new @ W if b is None else x_new @ W + b
+
+    Q = split_heads(lin(W_Q, b_Q), h)  # (B, h, n, d_k)
+    K, V = cache.append(split_heads(lin(W_K, b_K), h_kv),  # (B, h_kv, t0+n, d_k)
+                        split_heads(lin(W_V, b_V), h_kv))
+    Q = Q.reshape(B, h_kv, g, n, d_k)  # (B, h_kv, g, n, d_k): groups share K, V
+    mask = None
+    if n > 1:  # several new tokens: block keys after each one's position
+        i = torch.arange(n)[:, None] + t0  # (n, 1) absolute query positions
+        mask = torch.arange(t0 + n)[None, :] > i  # (n, t0+n), True = blocked
+    heads, _ = scaled_dot_product_attention(Q, K[:, :, None], V[:, :, None], mask)
+    heads = heads.reshape(B, h, n, d_k)  # (B, h, n, d_k)
+    out = merge_heads(heads) @ W_O  # (B, n, d_model)
+    return out if b_O is None else out + b_O
+
+
+@dataclass
+class CausalLM:
+    """A decoder-only model: ``x = E_tok[ids] + E_pos[t]``, then pre-LN
+    blocks ``x += Attn(LN1 x)``, ``x += FFN(LN2 x)``, then ``LN(x) W_U``.
+
+    ``layers[l]`` is a dict with ``W_Q`` (d_model, h*d_k), ``W_K``, ``W_V``
+    (d_model, h_kv*d_k), ``W_O``, optional biases ``b_Q .. b_O``, ``W_1``,
+    ``b_1``, ``W_2``, ``b_2``, ``gamma_1``, ``beta_1``, ``gamma_2``,
+    ``beta_2``. ``h_kv = h`` is multi-head attention.
+    """
+
+    E_tok: torch.Tensor  # (vocab, d_model)
+    E_pos: torch.Tensor  # (max_len, d_model)
+    layers: list[dict]
+    gamma_f: torch.Tensor  # final LayerNorm
+    beta_f: torch.Tensor
+    W_U: torch.Tensor  # (d_model, vocab)
+    h: int
+    h_kv: int
+    activation: str = "gelu"
+    eps: float = 1e-5
+    meta: dict = field(default_factory=dict)
+
+    @property
+    def d_model(self) -> int:
+        return self.E_tok.shape[1]
+
+    @property
+    def d_k(self) -> int:
+        return self.d_model // self.h
+
+    @property
+    def max_len(self) -> int:
+        return self.E_pos.shape[0]
+
+    def new_caches(self, B: int, max_len: int | None = None) -> list[KVCache]:
+        """One empty :class:`KVCache` per layer."""
+        T = self.max_len if max_len is None else max_len
+        return [KVCache(B, self.h_kv, self.d_k, T, self.E_tok.dtype)
+                for _ in self.layers]
+
+
+def random_causal_lm(vocab: int, d_model: int, h: int, h_kv: int, n_layers: int,
+                     max_len: int, d_ff: int | None = None, seed: int = 0,
+                     dtype: torch.dtype = torch.float32) -> CausalLM:
+    """A :class:`CausalLM` with random weights (no attention biases), entries
+    ~ N(0, 1/fan_in); LayerNorms start at gamma = 1, beta = 0."""
+    d_k = check_heads(d_model, h)
+    check_kv_heads(h, h_kv)
+    d_ff = 4 * d_model if d_ff is None else d_ff
+    gen = torch.Generator().manual_seed(seed)
+
+    def mat(rows, cols):
+        return torch.randn(rows, cols, generator=gen, dtype=dtype) / math.sqrt(rows)
+
+    layers = [dict(W_Q=mat(d_model, d_model), W_K=mat(d_model, h_kv * d_k),
+                   W_V=mat(d_model, h_kv * d_k), W_O=mat(d_model, d_model),
+                   W_1=mat(d_model, d_ff), b_1=torch.zeros(d_ff, dtype=dtype),
+                   W_2=mat(d_ff, d_model), b_2=torch.zeros(d_model, dtype=dtype),
+                   gamma_1=torch.ones(d_model, dtype=dtype),
+                   beta_1=torch.zeros(d_model, dtype=dtype),
+                   gamma_2=torch.ones(d_model, dtype=dtype),
+                   beta_2=torch.zeros(d_model, dtype=dtype))
+              for _ in range(n_layers)]
+    return CausalLM(E_tok=torch.randn(vocab, d_model, generator=gen, dtype=dtype),
+                    E_pos=torch.randn(max_len, d_model, generator=gen, dtype=dtype),
+                    layers=layers, gamma_f=torch.ones(d_model, dtype=dtype),
+                    beta_f=torch.zeros(d_model, dtype=dtype),
+                    W_U=mat(d_model, vocab), h=h, h_kv=h_kv)
+
+
+def from_tiny_model(model) -> CausalLM:
+    """The weights of a :class:`mhacourse.tiny_model.TinyTransformer` (MHA,
+    with biases) as a :class:`CausalLM`, to decode it with caches."""
+    layers = []
+    for blk in model.blocks:
+        a = blk.attn
+        layers.append({k: getattr(a, k).detach() for k in
+                       ("W_Q", "W_K", "W_V", "W_O", "b_Q", "b_K", "b_V", "b_O")}
+                      | {k: getattr(blk, k).detach() for k in
+                         ("W_1", "b_1", "W_2", "b_2", "gamma_1", "beta_1",
+                          "gamma_2", "beta_2")})
+    blk = model.blocks[0]
+    return CausalLM(E_tok=model.W_E.detach(), E_pos=model.W_pos.detach(),
+                    layers=layers, gamma_f=model.gamma_f.detach(),
+                    beta_f=model.beta_f.detach(), W_U=model.W_U.detach(),
+                    h=model.cfg.h, h_kv=model.cfg.h, activation=blk.activation,
+                    eps=blk.eps)
+
+
+def _check_ids(model: CausalLM, ids, t0: int = 0) -> None:
+    if not isinstance(ids, torch.Tensor) or ids.ndim != 2 or ids.dtype != torch.long:
+        raise ValueError("ids must be a (B, L) tensor of token ids (torch.long).")
+    if t0 + ids.shape[1] > model.max_len:
+        raise ValueError(f"positions {t0}..{t0 + ids.shape[1] - 1} exceed the "
+                         f"model's max_len = {model.max_len} (learned positions).")
+
+
+def forward_full(model: CausalLM, ids: torch.Tensor) -> torch.Tensor:
+    """Every position at once with a causal mask, no cache (the reference):
+    the attention is :func:`mhacourse.gqa.grouped_query_attention`.
+
+    Shapes: ``ids`` (B, L) -> logits (B, L, vocab).
+    """
+    _check_ids(model, ids)
+    L = ids.shape[1]
+    x = model.E_tok[ids] + model.E_pos[:L]  # (B, L, d_model)
+    mask = torch.ones(L, L, dtype=torch.bool).triu(1)  # (L, L), True = blocked
+    for p in model.layers:
+        z = layer_norm(x, p["gamma_1"], p["beta_1"], model.eps)
+        if p.get("b_Q") is not None:  # biases: fold them in as inputs to GQA
+            a = _biased_full(z, p, model, mask)
+        else:
+            a, _ = grouped_query_attention(z, z, z, p["W_Q"], p["W_K"], p["W_V"],
+                                           p["W_O"], model.h, model.h_kv, mask)
+        x = x + a
+        z = layer_norm(x, p["gamma_2"], p["beta_2"], model.eps)
+        x = x + feed_forward(z, p["W_1"], p["b_1"], p["W_2"], p["b_2"],
+                             model.activation)
+    return layer_norm(x, model.gamma_f, model.beta_f, model.eps) @ model.W_U
+
+
+def _biased_full(z, p, model: CausalLM, mask):
+    """Full causal MHA with biases (the tiny models' layers), (B, L, d_model)."""
+    Q = split_heads(z @ p["W_Q"] + p["b_Q"], model.h)  # (B, h, L, d_k)
+    K = split_heads(z @ p["W_K"] + p["b_K"], model.h_kv)
+    V = split_heads(z @ p["W_V"] + p["b_V"], model.h_kv)
+    heads, _ = scaled_dot_product_attention(Q, K, V, mask)  # (B, h, L, d_k)
+    return merge_heads(heads) @ p["W_O"] + p["b_O"]  # (B, L, d_model)
+
+
+def forward_cached(model: CausalLM, ids_new: torch.Tensor,
+                   caches: list[KVCache]) -> torch.Tensor:
+    """Feed ``ids_new`` (B, n) after the tokens already in ``caches``; append
+    their keys and values. Returns logits (B, n, vocab) for the new tokens.
+    """
+    t0 = caches[0].length
+    _check_ids(model, ids_new, t0)
+    n = ids_new.shape[1]
+    x = model.E_tok[ids_new] + model.E_pos[t0:t0 + n]  # (B, n, d_model)
+    for p, cache in zip(model.layers, caches):
+        z = layer_norm(x, p["gamma_1"], p["beta_1"], model.eps)
+        x = x + attention_step(z, p["W_Q"], p["W_K"], p["W_V"], p["W_O"], model.h,
+                               model.h_kv, cache, p.get("b_Q"), p.get("b_K"),
+                               p.get("b_V"), p.get("b_O"))
+        z = layer_norm(x, p["gamma_2"], p["beta_2"], model.eps)
+        x = x + feed_forward(z, p["W_1"], p["b_1"], p["W_2"], p["b_2"],
+                             model.activation)
+    return layer_norm(x, model.gamma_f, model.beta_f, model.eps) @ model.W_U
+
+
+@torch.no_grad()
+def generate(model: CausalLM, prompt: torch.Tensor, n_new: int,
+             use_cache: bool = True) -> torch.Tensor:
+    """Greedy decoding: append the arg-max token ``n_new`` times.
+
+    With ``use_cache`` the prompt is fed once and then one token per step
+    (:func:`forward_cached`); without, the whole sequence is recomputed at
+    every step (:func:`forward_full`). Same tokens either way.
+    Shapes: ``prompt`` (B, L0) -> (B, L0 + n_new).
+    """
+    check_positive_int("n_new", n_new)
+    ids = prompt
+    if not use_cache:
+        for _ in range(n_new):
+            nxt = forward_full(model, ids)[:, -1].argmax(-1, keepdim=True)  # (B, 1)
+            ids = torch.cat([ids, nxt], dim=1)
+        return ids
+    caches = model.new_caches(prompt.shape[0], prompt.shape[1] + n_new)
+    logits = forward_cached(model, prompt, caches)  # (B, L0, vocab)
+    for step in range(n_new):
+        nxt = logits[:, -1].argmax(-1, keepdim=True)  # (B, 1)
+        ids = torch.cat([ids, nxt], dim=1)
+        if step < n_new - 1:
+            logits = forward_cached(model, nxt, caches)  # (B, 1, vocab)
+    return ids

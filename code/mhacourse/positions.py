@@ -1,0 +1,111 @@
+"""Positions: what attention does not know, and three ways to tell it.
+
+Attention alone is **permutation-equivariant**: permute the tokens of ``X``
+and the outputs are permuted the same way, ``MHA(P X) = P MHA(X)``, because
+every score ``q_i . k_j`` depends only on the two tokens' vectors, not on
+where they sit. Word order has to be put in:
+
+- **learned** positions: a trained table ``E_pos`` (max_len, d_model) whose
+  row ``t`` is added to token ``t``'s embedding (BERT, GPT-2, MiniLM);
+- **sinusoidal** positions (Vaswani et al. 2017, section 3.5), a fixed table::
+
+      PE[t, 2i]   = sin(t / base^(2i/d_model))
+      PE[t, 2i+1] = cos(t / base^(2i/d_model))          base = 10000
+
+- **rotary** positions (Su et al. 2021, RoFormer), applied to queries and keys
+  inside every head instead of to the input: each pair of coordinates
+  ``(x_2i, x_2i+1)`` of the vector at position ``t`` is rotated by the angle
+  ``t * theta_i``, ``theta_i = base^(-2i/d)``. Rotations compose, so
+  ``R(t_q) q . R(t_k) k = q . R(t_k - t_q) k``: the score depends on the
+  positions only through the **offset** ``t_k - t_q``.
+"""
+from __future__ import annotations
+
+import torch
+
+from ._validate import check_positive_int
+from .block import layer_norm
+
+
+def sinusoidal_positions(L: int, d_model: int, base: float = 10000.0,
+                         dtype: torch.dtype = torch.float32) -> torch.Tensor:
+    """The 2017 paper's fixed table: ``PE[t, 2i] = sin(t / base^(2i/d))``,
+    ``PE[t, 2i+1] = cos(t / base^(2i/d))``.
+
+    Shapes: returns (L, d_model); ``d_model`` must be even.
+    """
+    check_positive_int("L (positions)", L)
+    check_positive_int("d_model", d_model)
+    if d_model % 2:
+        raise ValueError(f"d_model must be even (sin and cos pairs); got {d_model}.")
+    t = torch.arange(L, dtype=torch.float64)[:, None]  # (L, 1)
+    two_i = torch.arange(0, d_model, 2, dtype=torch.float64)  # (d_model/2,)
+    angle = t / base ** (two_i / d_model)  # (L, d_model/2)
+    pe = torch.empty(L, d_model, dtype=torch.float64)
+    pe[:, 0::2], pe[:, 1::2] = angle.sin(), angle.cos()
+    return pe.to(dtype)  # (L, d_model)
+
+
+def rotary_angles(positions: torch.Tensor, d: int, base: float = 10000.0):
+    """``t * theta_i`` with ``theta_i = base^(-2i/d)``, i = 0..d/2-1.
+
+    Shapes: ``positions`` (L,) -> (L, d/2) angles, float64.
+    """
+    check_positive_int("d (head width)", d)
+    if d % 2:
+        raise ValueError(f"rotary positions rotate pairs of coordinates, so the "
+                         f"head width d must be even; got d = {d}.")
+    theta = base ** (-torch.arange(0, d, 2, dtype=torch.float64) / d)  # (d/2,)
+    return positions.to(torch.float64)[:, None] * theta[None, :]  # (L, d/2)
+
+
+def rotary(x: torch.Tensor, positions: torch.Tensor | None = None,
+           base: float = 10000.0) -> torch.Tensor:
+    """Rotate each pair ``(x_2i, x_2i+1)`` of the vector at position ``t`` by
+    ``t * theta_i`` (RoFormer's interleaved pairs)::
+
+        y_2i   = x_2i cos(t theta_i) - x_2i+1 sin(t theta_i)
+        y_2i+1 = x_2i sin(t theta_i) + x_2i+1 cos(t theta_i)
+
+    Shapes: ``x`` (..., L, d) with d even; ``positions`` (L,), default
+    ``0..L-1`` -> (..., L, d). Applied to queries and keys, never to values.
+    """
+    if not isinstance(x, torch.Tensor) or x.ndim < 2:
+        raise ValueError("x must be a tensor (..., L, d) of queries or keys.")
+    L, d = x.shape[-2:]
+    if positions is None:
+        positions = torch.arange(L)
+    if tuple(positions.shape) != (L,):
+        raise ValueError(f"positions must have shape (L,) = ({L},); got "
+                         f"{tuple(positions.shape)}.")
+    angle = rotary_angles(positions, d, base).to(x.dtype)  # (L, d/2)
+    cos, sin = angle.cos(), angle.sin()
+    x1, x2 = x[..., 0::2], x[..., 1::2]  # (..., L, d/2) each
+    y = torch.empty_like(x)
+    y[..., 0::2] = x1 * cos - x2 * sin
+    y[..., 1::2] = x1 * sin + x2 * cos
+    return y  # (..., L, d)
+
+
+def embed_with_positions(input_ids: torch.Tensor, model,
+                         positions: torch.Tensor | None = None,
+                         use_positions: bool = True) -> torch.Tensor:
+    """A BERT-style embedding with the position table under our control:
+    ``LayerNorm(E_tok[t] + E_pos[positions] + E_type[0])``.
+
+    ``positions`` (L,) picks which row of ``E_pos`` each token gets
+    (default ``0..L-1``: exactly :func:`mhacourse.bert.embed`; a
+    permutation shuffles them); ``use_positions=False`` leaves them out. ``model`` is a
+    :class:`mhacourse.bert.Bert`. Shapes: ``input_ids`` (B, L) ->
+    (B, L, d_model).
+    """
+    B, L = input_ids.shape
+    x = model.E_tok[input_ids]  # (B, L, d_model)
+    if use_positions:
+        positions = torch.arange(L) if positions is None else positions
+        if tuple(positions.shape) != (L,):
+            raise ValueError(f"positions must have shape (L,) = ({L},); got "
+                             f"{tuple(positions.shape)}.")
+        x = x + model.E_pos[positions]  # (B, L, d_model)
+    x = x + model.E_type[0]  # segment 0, as mhacourse.bert.embed
+    return layer_norm(x, model.gamma_0, model.beta_0, model.config.eps)
