@@ -9,6 +9,10 @@ Modules, in course order:
 - :mod:`mhacourse.block` — the transformer block (post-LN and pre-LN)
 - :mod:`mhacourse.gqa` — multi-query and grouped-query attention
 - :mod:`mhacourse.reference_np` — the same mathematics in NumPy
+- :mod:`mhacourse.batching` — padded batches, causal + padding masks, attention dropout
+- :mod:`mhacourse.positions` — learned, sinusoidal and rotary positions
+- :mod:`mhacourse.decoder` — cross-attention and the decoder layer
+- :mod:`mhacourse.kv_cache` — incremental decoding with a key/value cache
 
 Models and analysis:
 
@@ -16,10 +20,13 @@ Models and analysis:
 - :mod:`mhacourse.head_analysis` — what its heads do: statistics, classes, ablation
 - :mod:`mhacourse.tasks`, :mod:`mhacourse.tiny_model` — tiny models trained in the course
 - :mod:`mhacourse.explorer` — what the attention explorer shows
+- :mod:`mhacourse.web_export` — the models exported to ONNX for the explorer
+  that runs in the reader's browser
 
 Teaching (math <- plotting <- widgets):
 
-- :mod:`mhacourse.checks` — exercise checkers that say what is wrong
+- :mod:`mhacourse.checks`, :mod:`mhacourse.checks_new_topics` — exercise
+  checkers that say what is wrong
 - :mod:`mhacourse.plotting`, :mod:`mhacourse.plotting_html` — figures and HTML heatmaps
 - :mod:`mhacourse.widgets` — controls wired to the plotting functions
 
