@@ -24,6 +24,16 @@ Which cells become which slides (the default rule)
   so far holds only a heading and a short lead-in (<= 400 characters of
   text), which it then joins; a longer cell's output gets a sub-slide of its
   own; text after a code cell goes on a new sub-slide;
+- every slide fits the 1280 x 720 slide box (a projector shows no
+  scrollbar): Markdown estimated taller than the box goes on as many
+  sub-slides as it needs ("... (continued)"), split between blocks, inside a
+  long admonition, or inside a code fence longer than 24 lines; a code cell
+  longer than 24 lines is shown over several sub-slides, then its output; a
+  printout longer than 16 lines is cut there, with a pointer to the chapter
+  page; a picture and a printout of more than 6 lines get a sub-slide each.
+  In the browser, a slide still too tall has its pictures shrunk (not below
+  300 px), then its type (not below 0.8 of its size), then pictures drawn in
+  HTML scaled (not below 0.5); ``tests/test_slides.py`` walks every slide;
 - skipped: the hidden Colab cell, cells tagged ``remove-cell``, the
   ``## Exercises`` section, every ``{exercise}``/``{solution}`` block and
   dropdowns; cells tagged ``hide-input``/``remove-input`` show only their

@@ -227,5 +227,43 @@ def test_phone_focused_controls_not_under_the_sticky_header(site, page):
     assert blocked == []
 
 
+FIG_DPI = 100          # matplotlib's figure.dpi, which the inline backend saves figures at
+MIN_FIG_SCALE = 0.8    # a figure is shown at no less than 80% of its natural width
+
+
+def _figure_scales(browser) -> list:
+    """(figure id, natural width, shown width) of each static figure drawn by
+    a cell (not the widgets' pictures nor the HTML heatmaps)."""
+    return browser.evaluate("""() => [...document.querySelectorAll('.bd-article .cell_output img')]
+        .filter(i => !i.closest('.widget-subarea, .jupyter-widgets, .mha-heads') && i.naturalWidth > 0)
+        .map(i => [(i.closest('figure') || {}).id || i.alt.slice(0, 40), i.naturalWidth,
+                   i.getBoundingClientRect().width])""")
+
+
+@pytest.mark.parametrize("page", [p for p in NOTEBOOK_PAGES if re.search(r"/\d\d_", p)])
+def test_static_figures_fit_the_column_without_shrinking(site, page):
+    """At 1280 x 900 every figure is shown at >= 80% of its natural size: a
+    figure wider than the text column is a full-width cell (tag full-width)."""
+    base, browser, _ = site
+    browser.goto(f"{base}/{page}", wait_until="networkidle")
+    shrunk = [(name, natural, round(shown)) for name, natural, shown in _figure_scales(browser)
+              if shown < MIN_FIG_SCALE * natural]
+    assert shrunk == [], f"{page}: figures shown below {MIN_FIG_SCALE:.0%} of their size " \
+        f"(figure, natural px, shown px): {shrunk}"
+
+
+def test_layer_head_grid_text_is_at_least_10px(site):
+    """Chapter 4's 72-head gallery, the densest figure: its smallest text
+    (mhacourse.plotting.GRID_FONT points, saved at 100 dpi) is >= 10 px as shown."""
+    from mhacourse.plotting import GRID_FONT
+
+    base, browser, _ = site
+    browser.goto(f"{base}/chapters/04_what_heads_learn.html", wait_until="networkidle")
+    found = {name: shown / natural for name, natural, shown in _figure_scales(browser)}
+    assert "fig-head-gallery" in found, f"no gallery figure among {sorted(found)}"
+    px = GRID_FONT * FIG_DPI / 72 * found["fig-head-gallery"]
+    assert px >= 10, f"the gallery's {GRID_FONT} pt text is {px:.1f} px high as shown"
+
+
 # The explorer page (chapters/explorer) is tested in test_explorer_live.py:
 # every control, typing, bad input, the keyboard, parity with the package.
