@@ -24,6 +24,16 @@ Which cells become which slides (the default rule)
   so far holds only a heading and a short lead-in (<= 400 characters of
   text), which it then joins; a longer cell's output gets a sub-slide of its
   own; text after a code cell goes on a new sub-slide;
+- every slide fits the 1280 x 720 slide box (a projector shows no
+  scrollbar): Markdown estimated taller than the box goes on as many
+  sub-slides as it needs ("... (continued)"), split between blocks, inside a
+  long admonition, or inside a code fence longer than 24 lines; a code cell
+  longer than 24 lines is shown over several sub-slides, then its output; a
+  printout longer than 16 lines is cut there, with a pointer to the chapter
+  page; a picture and a printout of more than 6 lines get a sub-slide each.
+  In the browser, a slide still too tall has its pictures shrunk (not below
+  300 px), then its type (not below 0.8 of its size), then pictures drawn in
+  HTML scaled (not below 0.5); ``tests/test_slides.py`` walks every slide;
 - skipped: the hidden Colab cell, cells tagged ``remove-cell``, the
   ``## Exercises`` section, every ``{exercise}``/``{solution}`` block and
   dropdowns; cells tagged ``hide-input``/``remove-input`` show only their
@@ -73,6 +83,13 @@ ADMONITIONS = {"admonition", "note", "tip", "important", "warning", "caution", "
                "danger", "error", "hint", "seealso", "topic"}
 SHORT_LEAD = 400               # characters of text a code cell may join on one slide
 LONG_CODE = 12                 # lines: a longer cell's output gets a sub-slide of its own
+SLIDE_W, SLIDE_H = 1280, 720   # the slide box (16:9), in CSS pixels before reveal.js scales it
+CODE_MAX = 24                  # lines of code on one slide (16 px type, 1.3 line height)
+OUTPUT_MAX = 16                # lines of printed output on one slide; the rest stays on the page
+TEXT_BUDGET = 600              # estimated pixels of Markdown on one slide (the box is 720 high)
+MIN_IMG = 300                  # px: the deck shrinks a picture to fit its slide, never below this
+FIT_MIN = 0.8                  # ... and then the slide's type, never below this share of its size
+MIN_ZOOM = 0.5                 # ... and then a picture drawn in HTML (heatmap grids, widgets)
 GLUE_PREFIX = "application/papermill.record/"
 
 
@@ -439,6 +456,200 @@ class Unit:
     skip_section: bool = False
     lines: int = 0             # lines of code shown
     extra: list = field(default_factory=list)   # cells that follow (captions)
+    continued: bool = False    # the rest of a unit too long for one slide: a sub-slide of its own
+
+
+# --------------------------------------------------------------------------
+# 3a. Too long for one slide: split Markdown, code and printed output
+# --------------------------------------------------------------------------
+
+def _md_blocks(markdown: str) -> list[str]:
+    """Top-level blocks of rendered Markdown, split at blank lines outside
+    code fences, ``$$`` math and HTML ``<div>`` blocks (admonitions)."""
+    blocks: list[list[str]] = [[]]
+    fence = None
+    math = False
+    depth = 0
+    for line in markdown.splitlines():
+        stripped = line.strip()
+        if fence is None and not math and depth == 0 and not stripped:
+            if blocks[-1]:
+                blocks.append([])
+            continue
+        blocks[-1].append(line)
+        m = FENCE.match(line)
+        if fence is None and m and not math:
+            fence = m.group(1)
+        elif fence is not None and stripped and set(stripped) == {fence[0]} \
+                and len(stripped) >= len(fence):
+            fence = None
+        elif fence is None:
+            if stripped.count("$$") % 2:
+                math = not math
+            depth += len(re.findall(r"<div\b", line)) - len(re.findall(r"</div>", line))
+            depth = max(depth, 0)
+    return ["\n".join(b) for b in blocks if b]
+
+
+def _text_height(text: str) -> float:
+    """Estimated height (px) of prose at the deck's 24 px type, ~90 characters a line."""
+    plain = re.sub(r"<[^>]+>|data:[^\"')]+|\]\([^)]*\)", "", text)
+    items = re.split(r"\n(?=\s*(?:[-*+]|\d+\.)\s)", plain)      # list items start new lines
+    lines = sum(max(1, -(-len(" ".join(i.split())) // 90)) for i in items)
+    return lines * 32.4 + 24
+
+
+def _block_height(block: str) -> float:
+    """Estimated height (px) of one block on a slide (a guess that errs high)."""
+    first = block.lstrip().splitlines()[0] if block.strip() else ""
+    if FENCE.match(first):
+        return 20.8 * max(1, len(block.splitlines()) - 2) + 36
+    if re.match(r"^#{1,3}\s", first):
+        return {1: 100, 2: 80, 3: 66}[len(first) - len(first.lstrip("#"))]
+    if block.strip().startswith("$$"):
+        rows = block.count("\\\\") + 1
+        return 45 * rows + 40
+    if "<img" in block:
+        return 420 + _text_height(re.sub(r"<img[^>]*>", "", block))
+    if block.lstrip().startswith("<div"):
+        inner = re.sub(r"^\s*<div[^>]*>|</div>\s*$", "", block.strip())
+        return 40 + sum(_block_height(b) for b in _md_blocks(inner))
+    if block.lstrip().startswith("|"):
+        return 42 * len(block.splitlines()) + 24
+    return _text_height(block)
+
+
+def _split_fence(block: str) -> list[str]:
+    """A code fence longer than CODE_MAX lines -> fences of at most CODE_MAX lines."""
+    lines = block.splitlines()
+    head, body, tail = lines[0], lines[1:-1], lines[-1]
+    if len(body) <= CODE_MAX:
+        return [block]
+    return [f"{head}\n{chr(10).join(chunk)}\n{tail}" for chunk in _code_chunks(body)]
+
+
+def _code_chunks(lines: list[str]) -> list[list[str]]:
+    """Code lines -> chunks of at most CODE_MAX lines, cut at a blank line or
+    a top-level statement where one is near the limit."""
+    chunks: list[list[str]] = []
+    while len(lines) > CODE_MAX:
+        cut = CODE_MAX
+        for k in range(CODE_MAX, CODE_MAX // 2, -1):
+            if not lines[k].strip() or not lines[k].startswith((" ", "\t", ")", "]", "}")):
+                cut = k
+                break
+        chunks.append(lines[:cut])
+        lines = lines[cut:]
+        while lines and not lines[0].strip():
+            lines = lines[1:]
+    if lines:
+        chunks.append(lines)
+    return chunks
+
+
+def _split_div(block: str) -> list[str]:
+    """An admonition too tall for one slide -> several, each with its frame
+    and title (the later ones marked "continued")."""
+    lines = block.strip().splitlines()
+    if not lines[-1].strip() == "</div>":
+        return [block]
+    opening, inner = lines[0], "\n".join(lines[1:-1])
+    parts = _md_blocks(inner)
+    title = parts.pop(0) if parts and "admonition-title" in parts[0] else ""
+    pages: list[list[str]] = [[]]
+    used = 40.0 + (_block_height(title) if title else 0)
+    for b in parts:
+        h = _block_height(b)
+        if pages[-1] and used + h > TEXT_BUDGET - 40:
+            pages.append([])
+            used = 40.0 + (_block_height(title) if title else 0)
+        pages[-1].append(b)
+        used += h
+    out = []
+    for k, page in enumerate(pages):
+        head = title if k == 0 else title.replace("</p>", " (continued)</p>")
+        out.append(f"{opening}\n{head}\n\n" + "\n\n".join(page) + "\n\n</div>")
+    return out
+
+
+def paginate(markdown: str) -> list[str]:
+    """A Markdown unit -> the pages (slides) it needs, each estimated to fit
+    TEXT_BUDGET pixels; continuation pages repeat the heading, marked as such."""
+    blocks: list[str] = []
+    for b in _md_blocks(markdown):
+        if FENCE.match(b.lstrip().splitlines()[0]):
+            blocks += _split_fence(b)
+        elif b.lstrip().startswith("<div") and _block_height(b) > TEXT_BUDGET:
+            blocks += _split_div(b)
+        else:
+            blocks.append(b)
+    if sum(_block_height(b) for b in blocks) <= TEXT_BUDGET:
+        return [markdown]
+    heading = re.match(r"^\s*#{1,3}\s+(.*)$", blocks[0])
+    pages: list[list[str]] = [[]]
+    used = 0.0
+    for b in blocks:
+        h = _block_height(b)
+        if pages[-1] and (used + h > TEXT_BUDGET or (b.lstrip().startswith("<div")
+                                                    and pages[-1][-1].lstrip().startswith("<div")
+                                                    and "(continued)" in b)):
+            pages.append([])
+            used = 40.0
+        pages[-1].append(b)
+        used += h
+    out = ["\n\n".join(p) for p in pages]
+    if heading:
+        title = html.escape(re.sub(r"[*_`]", "", heading.group(1)).strip())
+        out[1:] = [f'<p class="deck-continued">{title} (continued)</p>\n\n{p}' for p in out[1:]]
+    return out
+
+
+PICTURE_MIMES = ("image/png", "image/jpeg", "image/gif", "image/svg+xml",
+                 "application/vnd.jupyter.widget-view+json", "text/html")
+
+
+def split_outputs(cell):
+    """A cell that shows a picture (an image, a widget, an HTML figure) and
+    more than a few lines of printed text -> (the cell with the pictures, an
+    output-only cell with the text); (cell, None) otherwise."""
+    def printed_lines(out) -> int:
+        if out.get("output_type") == "stream":
+            text = out.get("text", "")
+        elif not any(m in out.get("data", {}) for m in PICTURE_MIMES):
+            text = out.get("data", {}).get("text/plain", "")
+        else:
+            return 0
+        return len((text if isinstance(text, str) else "".join(text)).splitlines())
+
+    outs = cell.get("outputs", [])
+    text = [o for o in outs if printed_lines(o)]
+    if len(text) == len(outs) or sum(printed_lines(o) for o in text) <= 6:
+        return cell, None
+    pictures = copy.deepcopy(cell)
+    pictures.outputs = [o for o in outs if not printed_lines(o)]
+    printed = copy.deepcopy(cell)
+    printed.outputs = text
+    printed.metadata.setdefault("transient", {})["remove_source"] = True
+    return pictures, printed
+
+
+def short_output(cell):
+    """Printed output longer than OUTPUT_MAX lines: its first lines, and a
+    pointer to the chapter page for the rest (a slide cannot scroll)."""
+    for out in cell.get("outputs", []):
+        if out.get("output_type") == "stream":
+            key, holder = "text", out
+        elif "text/plain" in out.get("data", {}) and len(out["data"]) == 1:
+            key, holder = "text/plain", out["data"]
+        else:
+            continue
+        text = holder[key] if isinstance(holder[key], str) else "".join(holder[key])
+        lines = text.rstrip("\n").splitlines()
+        if len(lines) > OUTPUT_MAX:
+            rest = len(lines) - (OUTPUT_MAX - 1)
+            holder[key] = "\n".join(lines[:OUTPUT_MAX - 1]) + \
+                f"\n\u2026 {rest} more lines: see the chapter page\n"
+    return cell
 
 
 def markdown_units(cell, glue: dict) -> list[Unit]:
@@ -529,15 +740,38 @@ def chapter_units(nb, glue: dict) -> list[Unit]:
                     u.override = override
             elif found and override:
                 found[0].override = override
-            units += found
+            for u in found:
+                pages = paginate(u.markdown) if u.kind not in ("heading1",) else [u.markdown]
+                u.markdown = pages[0]
+                units.append(u)
+                units += [Unit("text", page, override=u.override if u.override in ("skip", "notes")
+                               else None, continued=True) for page in pages[1:]]
         elif cell.cell_type == "code":
             tags = set(cell.metadata.get("tags", []))
             if override is None and ("remove-cell" in tags or is_colab_cell(cell)):
                 continue
             clean, extra = clean_code_cell(cell)
+            clean = short_output(clean)
+            pictures, printed = split_outputs(clean)
+            if printed is not None and override is None:
+                # a picture and a long printout: the printout gets a sub-slide of its own
+                clean, extra_text = pictures, printed
+            else:
+                extra_text = None
             shown = not clean.metadata.get("transient", {}).get("remove_source")
             lines = len(clean.source.splitlines()) if shown else 0
-            if lines > LONG_CODE and clean.outputs and override is None:
+            if lines > CODE_MAX and override is None:
+                # too long for one slide: its code over several sub-slides, then its output
+                chunks = _code_chunks(clean.source.splitlines())
+                for chunk in chunks:
+                    part = copy.deepcopy(clean)
+                    part.source, part.outputs = "\n".join(chunk), []
+                    units.append(Unit("code", cell=part, lines=len(chunk)))
+                if clean.outputs:
+                    output_only = copy.deepcopy(clean)
+                    output_only.metadata.setdefault("transient", {})["remove_source"] = True
+                    units.append(Unit("code", cell=output_only, extra=extra))
+            elif lines > LONG_CODE and clean.outputs and override is None:
                 # a long cell: its code, then its output on a sub-slide of its own
                 output_only = copy.deepcopy(clean)
                 output_only.metadata.setdefault("transient", {})["remove_source"] = True
@@ -547,6 +781,8 @@ def chapter_units(nb, glue: dict) -> list[Unit]:
             else:
                 units.append(Unit("code", cell=clean, override=override, extra=extra,
                                   lines=lines))
+            if extra_text is not None:
+                units.append(Unit("code", cell=extra_text, continued=True))
         # raw cells are not shown
     return units
 
@@ -573,7 +809,7 @@ def assign_slides(units: list[Unit]):
         if u.override == "skip" or (skipping and u.override is None):
             continue
         if u.kind == "code":
-            joins = not cells_here and text <= SHORT_LEAD and u.lines <= LONG_CODE
+            joins = not (cells_here or u.continued) and text <= SHORT_LEAD and u.lines <= LONG_CODE
             kind = u.override or ("-" if joins else "subslide")
             add(u.cell, kind)
             if kind != "notes":
@@ -585,7 +821,7 @@ def assign_slides(units: list[Unit]):
         default = {"heading1": "slide", "heading2": "slide", "goals": "slide",
                    "heading3": "subslide", "myth": "subslide"}.get(u.kind)
         if default is None:                      # text: after code, a new sub-slide
-            default = "subslide" if cells_here else "-"
+            default = "subslide" if cells_here or u.continued else "-"
         kind = u.override or default
         add(cell, kind)
         if kind != "notes":
@@ -678,6 +914,56 @@ require([
       height: {{ resources.reveal.height }}, margin: 0.03,
       plugins: [RevealNotes]
     });
+    // A slide cannot scroll on a projector: when the current slide's content
+    // is taller than the slide box, shrink its pictures (to no less than
+    // {{ resources.course.min_img }} px) and then its type (to no less than
+    // {{ resources.course.fit_min }} of its size) until it fits.
+    function fit(section) {
+      if (!section) { return; }
+      var H = Reveal.getConfig().height;
+      section.style.removeProperty("--fit");
+      var imgs = Array.prototype.slice.call(section.querySelectorAll("img"));
+      imgs.forEach(function (im) { im.style.maxHeight = ""; });
+      var boxes = Array.prototype.slice.call(section.querySelectorAll(
+        ".jp-OutputArea-output:not(.jp-RenderedImage)"));
+      boxes.forEach(function (b) { b.style.zoom = ""; });
+      var over = section.scrollHeight - H;
+      if (over <= 0) { return; }
+      var big = imgs.filter(function (im) { return im.offsetHeight > 120; });
+      var total = big.reduce(function (a, im) { return a + im.offsetHeight; }, 0);
+      big.forEach(function (im) {
+        var h = im.offsetHeight;
+        im.style.maxHeight = Math.max({{ resources.course.min_img }},
+                                      Math.floor(h - over * h / total) - 2) + "px";
+      });
+      for (var f = 0.95; section.scrollHeight > H && f > {{ resources.course.fit_min }} - 1e-6; f -= 0.05) {
+        section.style.setProperty("--fit", f.toFixed(2));
+      }
+      // a picture drawn in HTML (a grid of heatmaps, a widget) is scaled as a
+      // whole, to no less than {{ resources.course.min_zoom }} of its size
+      var tall = boxes.filter(function (b) { return b.offsetHeight > 200 && !b.querySelector("pre"); });
+      for (var z = 0.95; tall.length && section.scrollHeight > H && z > {{ resources.course.min_zoom }} - 1e-6; z -= 0.05) {
+        tall.forEach(function (b) { b.style.zoom = z.toFixed(2); });
+      }
+    }
+    var pending = null;
+    function refit() {
+      if (pending) { return; }
+      pending = setTimeout(function () { pending = null; fit(Reveal.getCurrentSlide()); }, 30);
+    }
+    window.fitSlide = fit;
+    Reveal.on("ready", refit);
+    Reveal.on("slidechanged", function (e) { fit(e.currentSlide); });
+    document.addEventListener("load", function (e) {
+      if (e.target.tagName === "IMG") { refit(); }
+    }, true);
+    window.addEventListener("load", refit);
+    if (window.MathJax && MathJax.startup && MathJax.startup.promise) {
+      MathJax.startup.promise.then(refit);
+    }
+    new MutationObserver(function (changes) {
+      if (changes.some(function (c) { return c.type === "childList"; })) { refit(); }
+    }).observe(document.querySelector(".reveal .slides"), {childList: true, subtree: true});
   });
 </script>
 {% endblock footer_js %}
@@ -687,22 +973,23 @@ DECK_CSS = """
 html body .reveal .slides { text-align: left; }
 html body .reveal .jp-InputPrompt, html body .reveal .jp-OutputPrompt { display: none; }
 html body .reveal .jp-Cell, html body .reveal .jp-RenderedHTMLCommon { max-width: 100%; box-sizing: border-box; overflow-wrap: anywhere; }
-html body .reveal .slides > section > section { height: 100%; overflow-y: auto; padding: 0 0.5em; }
+html body .reveal .slides > section > section { height: 100%; overflow-y: auto; padding: 0 0.5em; box-sizing: border-box; }
 html body .reveal h1 { font-size: 1.6em; } html body .reveal h2 { font-size: 1.25em; } html body .reveal h3 { font-size: 1.05em; }
 html body .reveal h1, html body .reveal h2, html body .reveal h3 { text-transform: none; text-align: left; }
-html body .reveal .jp-RenderedHTMLCommon { font-size: 24px; line-height: 1.35; }
-html body .reveal .jp-RenderedHTMLCommon p, html body .reveal .jp-RenderedHTMLCommon li { font-size: 24px; }
-html body .reveal pre, html body .reveal code, html body .reveal .jp-OutputArea-output pre { font-size: 16px; line-height: 1.3; }
-html body .reveal pre { box-shadow: none; width: 100%; }
+html body .reveal .jp-RenderedHTMLCommon { font-size: calc(24px * var(--fit, 1)); line-height: 1.35; }
+html body .reveal .jp-RenderedHTMLCommon p, html body .reveal .jp-RenderedHTMLCommon li { font-size: calc(24px * var(--fit, 1)); }
+html body .reveal pre, html body .reveal code, html body .reveal .jp-OutputArea-output pre { font-size: calc(16px * var(--fit, 1)); line-height: 1.3; }
+html body .reveal pre { box-shadow: none; width: 100%; margin: 8px 0; }
 html body .reveal .jp-RenderedImage img, html body .reveal p.figure img { max-height: 520px; margin: 0 auto; display: block; }
-html body .reveal p.caption { font-size: 20px; font-style: italic; color: #444; text-align: center; }
+html body .reveal p.caption { font-size: calc(20px * var(--fit, 1)); font-style: italic; color: #444; text-align: center; }
+html body .reveal p.deck-continued { font-size: 18px; color: #555; margin: 0 0 8px 0; }
 html body .reveal .admonition { border-left: 0.3em solid #0072b2; background: #f3f8fc;
                       padding: 0.3em 0.8em; margin: 0.4em 0; }
 html body .reveal .admonition.myth-vs-fact { border-left-color: #d55e00; background: #fdf5ef; }
 html body .reveal .admonition-title { font-weight: bold; margin: 0.2em 0; }
-html body .reveal .jp-InputPrompt, html body .reveal .jp-OutputPrompt { display: none; }
 html body .reveal .deck-links { font-size: 22px; margin-top: 1.5em; }
 """
+
 
 
 def export(cells, nb, title: str, stem: str) -> str:
@@ -723,12 +1010,13 @@ def export(cells, nb, title: str, stem: str) -> str:
         extra_loaders=[DictLoader({"course_deck.html.j2": TEMPLATE})],
         template_file="course_deck.html.j2",
         reveal_url_prefix=REVEAL, reveal_theme="white", reveal_transition="slide",
-        reveal_width="1280", reveal_height="800",
+        reveal_width=str(SLIDE_W), reveal_height=str(SLIDE_H),
         mathjax_url=MATHJAX, require_js_url=REQUIRE,
         exclude_input_prompt=True, exclude_output_prompt=True,
     )
     body, _ = exporter.from_notebook_node(deck, resources={"course": {
-        "css": DECK_CSS, "widgets_config": WIDGETS_CONFIG, "widgets_embed": WIDGETS_EMBED}})
+        "css": DECK_CSS, "widgets_config": WIDGETS_CONFIG, "widgets_embed": WIDGETS_EMBED,
+        "min_img": MIN_IMG, "fit_min": FIT_MIN, "min_zoom": MIN_ZOOM}})
     leaks = re.findall(r'<(?:script|link)[^>]+(?:src|href)="((?:https?:)?//[^"]+)"', body)
     if leaks:
         raise SlidesError(f"{stem}: the deck would load {leaks} from another server")

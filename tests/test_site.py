@@ -45,17 +45,30 @@ def test_page_loads_nothing_from_other_servers(page):
 
 @pytest.mark.parametrize("page", PAGES)
 def test_page_offline_math_renders_and_nothing_leaves(site, page):
+    """Every page, offline: its math renders, it reaches no other server, and
+    it logs no JavaScript error and no console error (a fresh visitor: no
+    colour mode stored yet)."""
     base, browser, blocked = site
     blocked.clear()
     errors: list[str] = []
-    browser.on("pageerror", lambda e: errors.append(str(e)))
-    browser.goto(f"{base}/{page}", wait_until="networkidle")
-    if 'class="math' in html(page):  # Sphinx marks every formula so
-        browser.wait_for_selector("mjx-container", timeout=15_000)
-        assert browser.locator("mjx-merror").count() == 0, f"MathJax error on {page}"
+    on_error = lambda e: errors.append(f"uncaught: {e}")  # noqa: E731
+    on_console = lambda m: errors.append(f"console.{m.type}: {m.text}") \
+        if m.type == "error" else None  # noqa: E731
+    browser.on("pageerror", on_error)
+    browser.on("console", on_console)
+    try:
+        browser.goto(f"{base}/{page}", wait_until="networkidle")
+        browser.evaluate("localStorage.clear()")
+        browser.reload(wait_until="networkidle")
+        if 'class="math' in html(page):  # Sphinx marks every formula so
+            browser.wait_for_selector("mjx-container", timeout=15_000)
+            assert browser.locator("mjx-merror").count() == 0, f"MathJax error on {page}"
+        browser.wait_for_timeout(300)
+    finally:
+        browser.remove_listener("pageerror", on_error)
+        browser.remove_listener("console", on_console)
     assert blocked == [], f"{page} tried to reach {blocked}"
-    ours = [e for e in errors if "THEBE_JS_URL" not in e]  # sphinx-thebe loads twice
-    assert ours == [], f"JavaScript errors on {page}: {ours}"
+    assert errors == [], f"errors logged on {page}: {errors}"
 
 
 def _shot(locator) -> bytes:
@@ -101,18 +114,155 @@ def test_launch_buttons_name_notebooks_that_exist(page):
         assert (ROOT / m.group(1)).exists(), f"{link} names a missing file"
 
 
+AXE_SERIOUS = """async () => {
+    const r = await axe.run(document, {resultTypes: ['violations']});
+    return r.violations.filter(v => ['serious', 'critical'].includes(v.impact))
+             .map(v => v.id + ' (' + v.nodes.length + '): '
+                  + v.nodes.slice(0, 3).map(n => n.target.join(' ')).join(', '));
+}"""
+
+
+@pytest.mark.parametrize("mode", ["light", "dark"])
 @pytest.mark.parametrize("page", PAGES)
-def test_accessibility_no_serious_or_critical_violations(site, page):
+def test_accessibility_no_serious_or_critical_violations(site, page, mode):
+    """axe-core (served from _static/axe/) on every page, in the theme's light
+    and dark modes: no serious or critical violation."""
     base, browser, _ = site
     browser.goto(f"{base}/{page}", wait_until="networkidle")
+    browser.evaluate(f"document.documentElement.dataset.theme = '{mode}'")
     browser.wait_for_timeout(500)
+    assert browser.evaluate("getComputedStyle(document.body).backgroundColor") == \
+        {"light": "rgb(255, 255, 255)", "dark": "rgb(18, 18, 18)"}[mode], f"not in {mode} mode"
     browser.add_script_tag(url=f"{base}/_static/axe/axe.min.js")
-    found = browser.evaluate("""async () => {
-        const r = await axe.run(document, {resultTypes: ['violations']});
-        return r.violations.filter(v => ['serious', 'critical'].includes(v.impact))
-                 .map(v => v.id + ': ' + v.nodes.slice(0, 3).map(n => n.target.join(' ')).join(', '));
+    found = browser.evaluate(AXE_SERIOUS)
+    assert found == [], f"{page} ({mode} mode): {found}"
+
+
+def _luminance(rgb) -> float:
+    def channel(c):
+        c = c / 255
+        return c / 12.92 if c <= 0.03928 else ((c + 0.055) / 1.055) ** 2.4
+    r, g, b = (channel(c) for c in rgb[:3])
+    return 0.2126 * r + 0.7152 * g + 0.0722 * b
+
+
+def contrast(a, b) -> float:
+    la, lb = sorted((_luminance(a), _luminance(b)), reverse=True)
+    return (la + 0.05) / (lb + 0.05)
+
+
+def _rgb(css: str) -> tuple:
+    return tuple(float(x) for x in re.findall(r"[\d.]+", css)[:3])
+
+
+@pytest.mark.parametrize("mode", ["light", "dark"])
+def test_widget_focus_ring_has_3_to_1_contrast(site, mode):
+    """Chapter 1's widget buttons, reached with the keyboard: the focus ring is
+    at least 2 px wide and has >= 3:1 contrast with the button and with what
+    is around it (WCAG 1.4.11)."""
+    base, browser, _ = site
+    browser.goto(f"{base}/chapters/01_one_head.html", wait_until="networkidle")
+    browser.evaluate(f"document.documentElement.dataset.theme = '{mode}'")
+    button = browser.locator(".widget-toggle-buttons button").first
+    button.wait_for(timeout=15_000)
+    button.scroll_into_view_if_needed()
+    # keyboard focus (so :focus-visible applies): focus the control before it, then Tab
+    browser.evaluate("""() => { const b = document.querySelector('.widget-toggle-buttons button');
+        const t = document.createElement('button'); t.id = 'probe'; t.textContent = 'probe';
+        b.parentElement.insertBefore(t, b); t.focus(); }""")
+    browser.keyboard.press("Tab")
+    ring = browser.evaluate("""() => {
+        const e = document.activeElement;
+        const cs = getComputedStyle(e);
+        let p = e.parentElement, around = 'rgba(0, 0, 0, 0)';
+        while (p) {
+            const bg = getComputedStyle(p).backgroundColor;
+            if (bg !== 'rgba(0, 0, 0, 0)' && bg !== 'transparent') { around = bg; break; }
+            p = p.parentElement;
+        }
+        return {tag: e.tagName, style: cs.outlineStyle, width: parseFloat(cs.outlineWidth),
+                colour: cs.outlineColor, button: cs.backgroundColor, around};
     }""")
-    assert found == [], f"{page}: {found}"
+    browser.evaluate("document.getElementById('probe').remove()")
+    assert ring["tag"] == "BUTTON", ring
+    assert ring["style"] != "none" and ring["width"] >= 2, f"no visible focus ring: {ring}"
+    for what in ("button", "around"):
+        c = contrast(_rgb(ring["colour"]), _rgb(ring[what]))
+        assert c >= 3, f"{mode} mode: focus ring {ring['colour']} on {what} {ring[what]}: {c:.2f}:1"
+
+
+@pytest.mark.parametrize("page", ["chapters/explorer.html", "chapters/01_one_head.html"])
+def test_phone_focused_controls_not_under_the_sticky_header(site, page):
+    """At 390 x 844 (a phone), every control reached with Tab is scrolled into
+    view below the theme's sticky header, not under it (WCAG 2.4.11)."""
+    base, browser, blocked = site
+    blocked.clear()
+    browser.set_viewport_size({"width": 390, "height": 844})
+    try:
+        browser.goto(f"{base}/{page}", wait_until="networkidle")
+        browser.wait_for_timeout(1000)
+        covered, seen = [], 0
+        for _ in range(120):
+            browser.keyboard.press("Tab")
+            r = browser.evaluate("""() => {
+                const e = document.activeElement;
+                if (!e || e === document.body || !e.closest('.bd-article')) { return null; }
+                const b = e.getBoundingClientRect();
+                const tops = [...document.querySelectorAll('.bd-header, .bd-header-article')]
+                    .filter(h => ['sticky', 'fixed'].includes(getComputedStyle(h).position)
+                                 && h.getBoundingClientRect().height > 0)
+                    .map(h => h.getBoundingClientRect().bottom);
+                return {what: e.tagName + ' ' + (e.id || e.className || '').toString().slice(0, 30),
+                        top: b.top, header: Math.max(0, ...tops)};
+            }""")
+            if r is None:
+                continue
+            seen += 1
+            if r["top"] < r["header"] - 1:
+                covered.append(r)
+    finally:
+        browser.set_viewport_size({"width": 1280, "height": 900})
+    assert seen >= 5, f"Tab reached only {seen} controls in the page's article"
+    assert covered == [], f"controls under the sticky header on a phone: {covered[:5]}"
+    assert blocked == []
+
+
+FIG_DPI = 100          # matplotlib's figure.dpi, which the inline backend saves figures at
+MIN_FIG_SCALE = 0.8    # a figure is shown at no less than 80% of its natural width
+
+
+def _figure_scales(browser) -> list:
+    """(figure id, natural width, shown width) of each static figure drawn by
+    a cell (not the widgets' pictures nor the HTML heatmaps)."""
+    return browser.evaluate("""() => [...document.querySelectorAll('.bd-article .cell_output img')]
+        .filter(i => !i.closest('.widget-subarea, .jupyter-widgets, .mha-heads') && i.naturalWidth > 0)
+        .map(i => [(i.closest('figure') || {}).id || i.alt.slice(0, 40), i.naturalWidth,
+                   i.getBoundingClientRect().width])""")
+
+
+@pytest.mark.parametrize("page", [p for p in NOTEBOOK_PAGES if re.search(r"/\d\d_", p)])
+def test_static_figures_fit_the_column_without_shrinking(site, page):
+    """At 1280 x 900 every figure is shown at >= 80% of its natural size: a
+    figure wider than the text column is a full-width cell (tag full-width)."""
+    base, browser, _ = site
+    browser.goto(f"{base}/{page}", wait_until="networkidle")
+    shrunk = [(name, natural, round(shown)) for name, natural, shown in _figure_scales(browser)
+              if shown < MIN_FIG_SCALE * natural]
+    assert shrunk == [], f"{page}: figures shown below {MIN_FIG_SCALE:.0%} of their size " \
+        f"(figure, natural px, shown px): {shrunk}"
+
+
+def test_layer_head_grid_text_is_at_least_10px(site):
+    """Chapter 4's 72-head gallery, the densest figure: its smallest text
+    (mhacourse.plotting.GRID_FONT points, saved at 100 dpi) is >= 10 px as shown."""
+    from mhacourse.plotting import GRID_FONT
+
+    base, browser, _ = site
+    browser.goto(f"{base}/chapters/04_what_heads_learn.html", wait_until="networkidle")
+    found = {name: shown / natural for name, natural, shown in _figure_scales(browser)}
+    assert "fig-head-gallery" in found, f"no gallery figure among {sorted(found)}"
+    px = GRID_FONT * FIG_DPI / 72 * found["fig-head-gallery"]
+    assert px >= 10, f"the gallery's {GRID_FONT} pt text is {px:.1f} px high as shown"
 
 
 # The explorer page (chapters/explorer) is tested in test_explorer_live.py:

@@ -102,6 +102,82 @@ def _walk_deck(page, base: str, stem: str) -> None:
         assert page.locator("mjx-merror").count() == 0, f"MathJax error in the {stem} deck"
 
 
+SLIDE_BOX = (1280, 720)      # scripts/build_slides.py: SLIDE_W, SLIDE_H
+MIN_CODE_PX = 12.5           # 16 px code at the smallest type scale the deck allows (0.8)
+
+
+@pytest.mark.parametrize("stem", STEMS)
+def test_every_slide_fits_the_slide_box(browser, stem):
+    """Walk every slide: its content is no taller than the 1280 x 720 slide box
+    (a projector shows no scrollbar), and its code is no smaller than 12.5 px."""
+    base, page, blocked = browser
+    page.goto(f"{base}/slides/{stem}.slides.html", wait_until="networkidle")
+    page.wait_for_function("window.Reveal && Reveal.isReady()", timeout=20_000)
+    box = page.evaluate("[Reveal.getConfig().width, Reveal.getConfig().height]")
+    assert tuple(box) == SLIDE_BOX, f"{stem}: the slide box is {box}, not {SLIDE_BOX}"
+    found = page.evaluate("""async () => {
+        const wait = ms => new Promise(r => setTimeout(r, ms));
+        if (window.MathJax && MathJax.startup) { await MathJax.startup.promise; }
+        const seen = [];
+        Reveal.slide(0, 0);
+        for (let k = 0; k < 1000; k++) {
+            const s = Reveal.getCurrentSlide(), i = Reveal.getIndices();
+            let over = s.scrollHeight - s.clientHeight;
+            for (let t = 0; over > 1 && t < 20; t++) {     // pictures and widgets settle
+                await wait(50);
+                over = s.scrollHeight - s.clientHeight;
+            }
+            const code = [...s.querySelectorAll('pre')].filter(e => e.offsetHeight > 0)
+                .map(e => parseFloat(getComputedStyle(e).fontSize));
+            seen.push({at: `${i.h}/${i.v}`, height: s.clientHeight, content: s.scrollHeight,
+                       over, code: code.length ? Math.min(...code) : null});
+            if (Reveal.isLastSlide()) { break; }
+            Reveal.next();
+            await wait(20);
+        }
+        return seen;
+    }""")
+    assert len(found) == decks()[stem]["slides"]
+    assert all(f["height"] == SLIDE_BOX[1] for f in found), \
+        f"{stem}: a slide is not {SLIDE_BOX[1]} px high: {[f for f in found if f['height'] != SLIDE_BOX[1]][:3]}"
+    over = [(f["at"], f["content"]) for f in found if f["over"] > 1]
+    assert over == [], f"{stem}: slides taller than the {SLIDE_BOX[1]} px box (slide, height): {over}"
+    small = [(f["at"], f["code"]) for f in found if f["code"] is not None and f["code"] < MIN_CODE_PX]
+    assert small == [], f"{stem}: code smaller than {MIN_CODE_PX} px on slides {small}"
+
+
+def test_long_cells_and_outputs_are_split_for_slides():
+    """The rules that keep slides short, on made-up cells: a long code cell over
+    several sub-slides, long printed output cut with a pointer to the page, a
+    long text over several slides with its heading marked "continued"."""
+    import nbformat
+    import sys
+    sys.path.insert(0, str(ROOT / "scripts"))
+    import build_slides as bs
+
+    code = "\n".join(f"x{i} = {i}" for i in range(60))
+    cell = nbformat.v4.new_code_cell(code)
+    cell.outputs = [nbformat.v4.new_output("stream", name="stdout",
+                                           text="\n".join(map(str, range(40))))]
+    nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_markdown_cell("## Heading"), cell])
+    cells = bs.assign_slides(bs.chapter_units(nb, {}))
+    shown = [c for c in cells if c.cell_type == "code" and
+             not c.metadata.get("transient", {}).get("remove_source")]
+    assert len(shown) == 3 and all(len(c.source.splitlines()) <= bs.CODE_MAX for c in shown)
+    assert "\n".join(c.source for c in shown).split() == code.split(), "code lost in the split"
+    printed = [o for c in cells if c.cell_type == "code" for o in c.outputs]
+    assert len(printed) == 1
+    lines = printed[0]["text"].splitlines()
+    assert len(lines) == bs.OUTPUT_MAX and "more lines: see the chapter page" in lines[-1]
+    assert all(c.metadata["slideshow"]["slide_type"] == "subslide" for c in cells[1:])
+
+    text = "## A long section\n\n" + "\n\n".join("word " * 120 for _ in range(8))
+    pages = bs.paginate(text)
+    assert len(pages) >= 3
+    assert all('class="deck-continued">A long section (continued)' in p for p in pages[1:])
+    assert "".join(pages).count("word") == 8 * 120
+
+
 @pytest.mark.parametrize("stem", STEMS)
 def test_deck_skips_exercises_and_the_colab_cell(stem):
     text = (SLIDES / f"{stem}.slides.html").read_text()

@@ -410,18 +410,24 @@ HEAD_CLASS_STYLE = {
 }
 
 
+# The smallest text (points) of the layers x heads grids. Chapter 4 shows
+# them 12 inches wide at 100 dpi in a full-width cell (about 0.8 of natural
+# size at 1280 px), so 9 pt comes out at about 10 px (tests/test_site.py).
+GRID_FONT = 9
+
+
 def _layer_head_axes(ax, n_layers: int, h: int, title: str | None) -> None:
     """Ticks, labels and thin white cell borders for a (layers, heads) grid."""
-    ax.set_xticks(range(h), [str(i) for i in range(h)], fontsize=7)
-    ax.set_yticks(range(n_layers), [str(l) for l in range(n_layers)], fontsize=7)
+    ax.set_xticks(range(h), [str(i) for i in range(h)], fontsize=GRID_FONT)
+    ax.set_yticks(range(n_layers), [str(l) for l in range(n_layers)], fontsize=GRID_FONT)
     ax.set_xticks(np.arange(-0.5, h), minor=True)
     ax.set_yticks(np.arange(-0.5, n_layers), minor=True)
     ax.grid(which="minor", color="white", linewidth=1.2)
     ax.tick_params(which="both", length=0)
-    ax.set_xlabel("head", fontsize=8)
-    ax.set_ylabel("layer", fontsize=8)
+    ax.set_xlabel("head", fontsize=GRID_FONT + 1)
+    ax.set_ylabel("layer", fontsize=GRID_FONT + 1)
     if title:
-        ax.set_title(title, fontsize=9)
+        ax.set_title(title, fontsize=GRID_FONT + 1)
 
 
 def head_class_grid(ax, labels, title: str | None = None, legend: bool = True):
@@ -442,7 +448,7 @@ def head_class_grid(ax, labels, title: str | None = None, legend: bool = True):
     for l, row in enumerate(labels):
         for i, c in enumerate(row):
             colour, letter = HEAD_CLASS_STYLE[c]
-            ax.text(i, l, letter, ha="center", va="center", fontsize=8,
+            ax.text(i, l, letter, ha="center", va="center", fontsize=GRID_FONT,
                     color=_text_colour(colour), fontweight="bold")
     _layer_head_axes(ax, *idx.shape, title)
     if legend:
@@ -450,7 +456,7 @@ def head_class_grid(ax, labels, title: str | None = None, legend: bool = True):
         handles = [Patch(facecolor=HEAD_CLASS_STYLE[c][0], edgecolor="#555555",
                          label=f"{HEAD_CLASS_STYLE[c][1]} {c} ({flat.count(c)})")
                    for c in classes]
-        ax.legend(handles=handles, fontsize=7, loc="upper left",
+        ax.legend(handles=handles, fontsize=GRID_FONT, loc="upper left",
                   bbox_to_anchor=(1.01, 1.0), frameon=False)
     return ax
 
@@ -469,7 +475,7 @@ def head_value_grid(ax, values, title: str | None = None, vmin: float = 0.0,
             for i in range(v.shape[1]):
                 bright = (v[l, i] - vmin) > 0.6 * (vmax - vmin)
                 ax.text(i, l, fmt.format(v[l, i]),
-                        ha="center", va="center", fontsize=6,
+                        ha="center", va="center", fontsize=GRID_FONT,
                         color="black" if bright else "white")
     _layer_head_axes(ax, *v.shape, title)
     if colorbar:
