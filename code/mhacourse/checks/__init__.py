@@ -10,19 +10,37 @@ One module per group of chapters, in course order; the helpers they share
 in :mod:`mhacourse.checks._verdict`. Import the checkers from here:
 ``from mhacourse.checks import check_attention``.
 """
+from ..cost import mha_flops  # the formula, re-exported for older notebooks
+from ..heads import score_rank_bound  # likewise
 from ._verdict import Verdict
 from .ch01_one_head import check_attention
-from .ch02_03_heads import (_mha_variants, check_head_weights, check_multi_head,
-                            check_param_count, check_split_heads)
-from .ch04_what_heads_learn import (_ch04_attention, _ch04_entropy_attention,
-                                    check_previous_token_score, check_row_entropy)
-from .ch05_07_concat_output_cost import (check_merge_heads, check_mha_flops,
-                                         check_remove_head, mha_flops)
-from .ch08_09_heads_speed import (_ch09_blockwise, check_batched_heads,
-                                  check_blockwise_attention, check_score_rank,
-                                  check_weights_memory, score_rank_bound)
-from .ch10_11_block_beyond import (check_causal_mask, check_kv_cache, check_layer_norm,
-                                   check_pre_ln_block)
+from .ch02_03_heads import (
+    _mha_variants,
+    check_head_weights,
+    check_multi_head,
+    check_param_count,
+    check_split_heads,
+)
+from .ch04_what_heads_learn import (
+    _ch04_attention,
+    _ch04_entropy_attention,
+    check_previous_token_score,
+    check_row_entropy,
+)
+from .ch05_07_concat_output_cost import check_merge_heads, check_mha_flops, check_remove_head
+from .ch08_09_heads_speed import (
+    _ch09_blockwise,
+    check_batched_heads,
+    check_blockwise_attention,
+    check_score_rank,
+    check_weights_memory,
+)
+from .ch10_11_block_beyond import (
+    check_causal_mask,
+    check_kv_cache,
+    check_layer_norm,
+    check_pre_ln_block,
+)
 
 __all__ = [
     "Verdict",

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import torch
 
-from .._validate import check_heads, check_positive_int
+from ..cost import mha_flops
 from ._verdict import Verdict, _call, _close, _np, _number, _verdicts
 
 # ---------------------------------------------------------------------------
@@ -134,23 +134,6 @@ def check_remove_head(fn) -> Verdict:
     return Verdict(False, "not the output without head i: set columns "
                           "i*d_k:(i+1)*d_k of a copy of concat to 0, then "
                           "apply W_O and add b_O.")
-
-
-def mha_flops(B: int, L: int, d_model: int, h: int = 1) -> dict:
-    """FLOPs of the matrix products of one self-attention forward pass,
-    2 per multiply-add (as ``torch.utils.flop_counter`` counts them).
-
-    ``projections``: X W_Q, X W_K, X W_V, Concat W_O: ``4 * 2 B L d_model^2``
-    ``attention``: Q K^T and A V, all heads: ``2 * 2 B L^2 d_model``
-    (h heads of width d_k = d_model / h, so ``h`` cancels). The softmax,
-    the scaling and the biases (lower order) are not counted.
-    """
-    for name, v in (("B", B), ("L", L)):
-        check_positive_int(name, v)
-    check_heads(d_model, h)
-    proj = 4 * 2 * B * L * d_model * d_model
-    attn = 2 * 2 * B * L * L * d_model
-    return {"projections": proj, "attention": attn, "total": proj + attn}
 
 
 @_verdicts

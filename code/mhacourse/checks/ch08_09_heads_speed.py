@@ -8,6 +8,7 @@ import torch
 
 from .._validate import check_positive_int
 from ..attention import scaled_dot_product_attention
+from ..heads import score_rank_bound
 from ._verdict import Verdict, _BadOutput, _call, _close, _np, _number, _verdicts
 
 # --- chapter 8: how many heads? ------------------------------------------------
@@ -16,13 +17,6 @@ from ._verdict import Verdict, _BadOutput, _call, _close, _np, _number, _verdict
 #: formula it recognises gives a different list of answers.
 _SCORE_RANK_CASES = ((16, 64, 64), (16, 64, 2), (512, 768, 12), (6, 32, 4),
                      (100, 64, 8))
-
-
-def score_rank_bound(L: int, d_model: int, h: int) -> int:
-    """Largest rank of one head's (L, L) score matrix ``Q_i K_i^T / sqrt(d_k)``
-    when ``h`` heads share ``d_model``: ``min(L, d_k)``, ``d_k = d_model // h``
-    (``Q_i`` and ``K_i`` are (L, d_k); Bhojanapalli et al. 2020)."""
-    return min(L, d_model // h)
 
 
 @_verdicts
