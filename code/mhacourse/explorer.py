@@ -28,8 +28,14 @@ from pathlib import Path
 import torch
 
 from ._validate import (
-    InputError, InputTypeError, as_int, check_heads, check_positive_int, describe,
+    InputError,
+    InputTypeError,
+    as_int,
+    check_heads,
+    check_positive_int,
+    describe,
 )
+from .tasks import EXAMPLE_SENTENCES
 
 GRID_H = (1, 2, 4, 8)  # head counts of the trained models
 GRID_DK = (8, 16, 32)  # per-head widths of the trained models
@@ -56,12 +62,9 @@ def check_source(source) -> str:
         raise InputError(f"source must be one of {list(SOURCES)}; got "
                          f"{describe(source)}.")
     return source
-EXAMPLES = (
-    "The animal didn't cross the street because it was too tired.",
-    "The robot sat on the floor because it was tired.",
-    "The teacher gave the students their homework.",
-    "The cat sat on the mat because it was soft.",
-)
+#: The sentences the explorer offers (and precomputes for the browser): the
+#: course's first four example sentences, in order.
+EXAMPLES = EXAMPLE_SENTENCES[:4]
 
 
 def assets_dir() -> Path:
@@ -179,7 +182,7 @@ def tiny_view(sentence: str, h: int, d_k: int, trained: bool = True,
         raise InputError(f"layer must be between 1 and {len(TINY_LAYERS)} (the "
                          f"tiny models have {len(TINY_LAYERS)} layers, counted "
                          f"from 1); got {layer}.")
-    words = tasks.tokenize(sentence)
+    words = tasks.split_words(sentence)
     if not words:
         raise InputError("Type a sentence: no words were found in the text.")
     model = tiny_model(h, d_k, trained)

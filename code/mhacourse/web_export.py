@@ -156,7 +156,7 @@ def export_minilm(path, model: bert.Bert | None = None) -> Path:
 def tiny_tokenizer():
     """The tiny models' tokenizer as a ``tokenizers.Tokenizer``: lower-case,
     split into words and single punctuation marks (the regular expression of
-    :func:`mhacourse.tasks.tokenize`), look each word up in
+    :func:`mhacourse.tasks.split_words`), look each word up in
     :data:`mhacourse.tasks.VOCAB`, unknown words -> ``[UNK]``.
 
     The model is a WordPiece vocabulary with no ``##`` continuation pieces:
