@@ -46,6 +46,8 @@ from typing import Callable, Iterable, Sequence
 import numpy as np
 import torch
 
+from mhacourse.machine import cpu_model
+
 try:  # optional: lets NumPy's BLAS thread count be set at run time
     from threadpoolctl import threadpool_info, threadpool_limits
 except ImportError:  # pragma: no cover - then NumPy uses its own default
@@ -253,17 +255,6 @@ def peak_extra_rss(argv: Sequence[str], timeout_s: float = 300) -> dict:
 
 
 # ---------------------------------------------------------------- context
-
-def cpu_model() -> str:
-    try:
-        with open("/proc/cpuinfo") as f:
-            for line in f:
-                if line.startswith("model name"):
-                    return line.split(":", 1)[1].strip()
-    except OSError:
-        pass
-    return platform.processor() or "unknown"
-
 
 def load_avg() -> str:
     try:

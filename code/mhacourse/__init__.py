@@ -6,7 +6,8 @@ Modules, in course order:
 - :mod:`mhacourse.masks` — causal and padding masks (``True`` = blocked)
 - :mod:`mhacourse.heads` — split ``d_model`` into ``h`` heads and merge them back
 - :mod:`mhacourse.multihead` — multi-head attention (loop and batched), ``W_O``
-- :mod:`mhacourse.cost` — the FLOPs of one layer's matrix products
+- :mod:`mhacourse.cost` — a layer's parameters and the FLOPs of its matrix products
+- :mod:`mhacourse.machine` — the CPU a timing ran on (chapters and benchmarks)
 - :mod:`mhacourse.block` — the transformer block (post-LN and pre-LN)
 - :mod:`mhacourse.gqa` — multi-query and grouped-query attention
 - :mod:`mhacourse.reference_np` — the same mathematics in NumPy

@@ -1,4 +1,4 @@
-"""What one multi-head attention layer costs: the FLOPs of its matrix products.
+"""What a layer costs: its parameters, and the FLOPs of its matrix products.
 
 Pure computation (chapter 7 derives the formula, chapter 9 measures it).
 """
@@ -22,3 +22,9 @@ def mha_flops(B: int, L: int, d_model: int, h: int = 1) -> dict:
     proj = 4 * 2 * B * L * d_model * d_model
     attn = 2 * 2 * B * L * L * d_model
     return {"projections": proj, "attention": attn, "total": proj + attn}
+
+
+def n_params(module) -> int:
+    """Number of learned numbers of a ``torch.nn.Module``: the sum of
+    ``p.numel()`` over ``module.parameters()``."""
+    return sum(p.numel() for p in module.parameters())

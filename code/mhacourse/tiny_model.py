@@ -27,6 +27,7 @@ from torch import nn
 from . import tasks
 from ._validate import check_heads, check_positive_int
 from .block import TransformerBlock, layer_norm_core
+from .cost import n_params  # noqa: F401  (tm.n_params: chapter 8, web_export)
 from .masks import causal_core, causal_mask
 
 
@@ -139,10 +140,6 @@ class TinyTransformer(nn.Module):
         x = layer_norm_core(x, self.gamma_f, self.beta_f)  # (B, L, d_model)
         logits = x @ self.W_U  # (B, L, V)
         return (logits, attention, inputs) if return_inputs else (logits, attention)
-
-
-def n_params(model: nn.Module) -> int:
-    return sum(p.numel() for p in model.parameters())
 
 
 # --- saving ------------------------------------------------------------------
