@@ -134,14 +134,6 @@ def check_ndim(name: str, shape: Sequence[int], ndim: int, legend: str) -> None:
         )
 
 
-def check_last_dim(name: str, shape: Sequence[int], size: int, what: str) -> None:
-    """Raise if the last axis of ``shape`` is not ``size``."""
-    if shape[-1] != size:
-        raise InputError(
-            f"{name} must end in {what} = {size}; got shape {tuple(shape)}."
-        )
-
-
 def check_tensor(name: str, value, *, ndim: int | Sequence[int] | None = None,
                  min_ndim: int | None = None, legend: str = "",
                  numpy_hint: str = "") -> torch.Tensor:

@@ -11,7 +11,7 @@ from ._verdict import Verdict, _call, _close, _np, _verdicts
 
 
 @_verdicts
-def check_attention(fn, as_numpy: bool = False) -> Verdict:
+def check_attention(fn) -> Verdict:
     """Check ``fn(Q, K, V) -> (output, weights)`` implements
     ``softmax(Q K^T / sqrt(d_k)) V``.
 
@@ -23,8 +23,7 @@ def check_attention(fn, as_numpy: bool = False) -> Verdict:
     Q = 2 * torch.randn(L, d_k, generator=g, dtype=torch.float64)
     K = 2 * torch.randn(S, d_k, generator=g, dtype=torch.float64)
     V = torch.randn(S, d_v, generator=g, dtype=torch.float64)
-    args = (Q.numpy(), K.numpy(), V.numpy()) if as_numpy else (Q, K, V)
-    got, err = _call(fn, *args)
+    got, err = _call(fn, Q, K, V)
     if err is not None:
         return err
     if not (isinstance(got, tuple) and len(got) == 2):
