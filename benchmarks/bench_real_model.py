@@ -1,6 +1,6 @@
 """How fast is the course's own code on the trained all-MiniLM-L6-v2?
 
-    /tmp/venvA/bin/python benchmarks/bench_real_model.py [--repeats 50] [--report]
+    python benchmarks/bench_real_model.py [--repeats 50] [--report]
 
 1. One forward pass of a 16-token sentence through all 6 layers on ONE
    thread (``torch.set_num_threads(1)``): median of ``--repeats`` runs after
