@@ -22,11 +22,14 @@ from __future__ import annotations
 import functools
 import json
 import os
+import warnings
 from dataclasses import dataclass
 from pathlib import Path
 
 import torch
 
+from . import bert, tasks
+from . import tiny_model as tm
 from ._validate import (
     InputError,
     InputTypeError,
@@ -122,8 +125,6 @@ def tiny_model(h: int, d_k: int, trained: bool):
 
 @functools.lru_cache(maxsize=64)
 def _tiny_model(h: int, d_k: int, trained: bool):
-    from . import tiny_model as tm
-
     if trained and (h not in GRID_H or d_k not in GRID_DK):
         raise InputError(
             f"No trained model for h = {h}, d_k = {d_k}: trained models exist for "
@@ -161,8 +162,6 @@ def tiny_view(sentence: str, h: int, d_k: int, trained: bool = True,
     ``d_model`` (untrained only) overrides ``h * d_k``: then ``d_k = d_model / h``
     and a head count that does not divide it is refused.
     """
-    from . import tasks
-    from . import tiny_model as tm
 
     sentence = check_sentence(sentence)
     h = check_positive_int("h (number of heads)", h)
@@ -209,9 +208,6 @@ def tiny_view(sentence: str, h: int, d_k: int, trained: bool = True,
 def _minilm_run(sentence: str):
     """Tokens and every layer's (h, L, L) attention; cached, so moving the
     layer control only redraws."""
-    import warnings
-
-    from . import bert
 
     with warnings.catch_warnings():  # truncation is reported by the caller
         warnings.simplefilter("ignore", UserWarning)
@@ -222,7 +218,6 @@ def _minilm_run(sentence: str):
 
 def minilm_view(sentence: str, layer: int = 1) -> View:
     """The real MiniLM model's 12 heads in ``layer`` (1-6) on ``sentence``."""
-    from . import bert
 
     sentence = check_sentence(sentence)
     cfg = bert.load_model().config

@@ -4,6 +4,7 @@ function and compare its result. Pure computation: no plotting, no widgets.
 from __future__ import annotations
 
 import functools
+import html
 import math
 import numbers
 from dataclasses import dataclass
@@ -26,7 +27,6 @@ class Verdict:
         return self.ok
 
     def _repr_html_(self) -> str:  # a wrapped, coloured line in notebooks and the site
-        import html
 
         colour = "#0072b2" if self.ok else "#d55e00"
         return (f"<div style='border-left:4px solid {colour};padding:4px 8px;"

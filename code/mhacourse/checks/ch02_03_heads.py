@@ -9,7 +9,8 @@ import torch
 
 from .._validate import check_heads
 from ..attention import softmax
-from ..heads import split_heads
+from ..heads import merge_heads, split_heads
+from ..multihead import MHAWeights, random_weights
 from ._verdict import Verdict, _call, _close, _np, _number, _verdicts
 
 
@@ -74,7 +75,6 @@ def check_param_count(answer: int, d_model: int, h: int, bias: bool = True) -> V
 def _mha_variants(X, w, h: int) -> dict:
     """The right multi-head attention and its usual mistakes, on (L, d_model)
     inputs, as ``name -> (output (L, d_model), weights (h, L, L))``."""
-    from ..heads import merge_heads, split_heads
 
     L, d_model = X.shape
     d_k = d_model // h
@@ -120,7 +120,6 @@ def check_multi_head(fn) -> Verdict:
     instead of columns of W_Q; weights averaged over heads; a missing W_O;
     heads stacked instead of concatenated.
     """
-    from ..multihead import MHAWeights, random_weights
 
     L, d_model, h = 5, 12, 3               # all different, so shape mistakes show
     d_k = d_model // h

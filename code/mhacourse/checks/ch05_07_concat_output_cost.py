@@ -6,6 +6,8 @@ import numpy as np
 import torch
 
 from ..cost import mha_flops
+from ..heads import merge_heads as _merge
+from ..multihead import output_projection
 from ._verdict import Verdict, _call, _close, _np, _number, _verdicts
 
 # ---------------------------------------------------------------------------
@@ -20,7 +22,6 @@ def check_merge_heads(fn) -> Verdict:
     heads in reverse order, and a result that is not the inverse of
     :func:`mhacourse.split_heads`.
     """
-    from ..heads import merge_heads as _merge
 
     for B, h, L, d_k in ((2, 3, 4, 5), (1, 4, 2, 3)):
         x = torch.arange(B * h * L * d_k, dtype=torch.float64)
@@ -68,7 +69,6 @@ def check_remove_head(fn) -> Verdict:
     ``W_O`` or of the output instead of its rows, dropping the bias ``b_O``,
     keeping only head i, removing nothing, and changing ``concat`` in place.
     """
-    from ..multihead import output_projection
 
     g = torch.Generator().manual_seed(0)
     B, L, h, d_k = 1, 3, 4, 2

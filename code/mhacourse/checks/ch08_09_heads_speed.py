@@ -1,14 +1,17 @@
 """Chapters 8 and 9's checkers: how many heads, and making it fast."""
 from __future__ import annotations
 
+import contextlib
 import math
 
 import numpy as np
 import torch
+from torch.utils._python_dispatch import TorchDispatchMode
 
 from .._validate import check_positive_int
 from ..attention import scaled_dot_product_attention
 from ..heads import score_rank_bound
+from ..multihead import MHAWeights, random_weights
 from ._verdict import Verdict, _BadOutput, _call, _close, _np, _number, _verdicts
 
 # --- chapter 8: how many heads? ------------------------------------------------
@@ -139,7 +142,6 @@ def check_batched_heads(fn) -> Verdict:
     every h-th column; scaling by sqrt(d_model); softmax over the queries;
     a missing W_O; the heads not merged back.
     """
-    from ..multihead import MHAWeights, random_weights
 
     B, L, d_model, h = 2, 5, 12, 3         # all different, so mix-ups show
     d_k = d_model // h
@@ -299,8 +301,6 @@ def check_blockwise_attention(fn) -> Verdict:
 
     shapes = []
     try:
-        from torch.utils._python_dispatch import TorchDispatchMode
-
         class _Shapes(TorchDispatchMode):
             def __torch_dispatch__(self, func, types, args=(), kwargs=None):
                 out = func(*args, **(kwargs or {}))
@@ -309,7 +309,6 @@ def check_blockwise_attention(fn) -> Verdict:
                 return out
         recorder = _Shapes()
     except ImportError:  # pragma: no cover - older PyTorch: skip that check
-        import contextlib
         recorder = contextlib.nullcontext()
     with recorder:
         got, err = _call(fn, Q, K, V, block)

@@ -5,6 +5,8 @@ import numpy as np
 import torch
 
 from .._validate import check_positive_int
+from ..block import TransformerBlock, layer_norm
+from ..masks import causal_mask
 from ._verdict import Verdict, _call, _close, _np, _number, _verdicts
 
 # ---------------------------------------------------------------------------
@@ -40,7 +42,6 @@ def check_layer_norm(fn) -> Verdict:
     a missing eps (NaN on a constant token), no gamma/beta or swapped,
     normalising over the wrong axis, and RMSNorm (no mean subtracted).
     """
-    from ..block import layer_norm
 
     g = torch.Generator().manual_seed(0)
     B, L, d = 2, 3, 6
@@ -107,7 +108,6 @@ def check_pre_ln_block(fn) -> Verdict:
     residual taken from the normalised x, swapped norms, an FFN that skips
     norm2, the parallel form, and an extra LayerNorm at the end.
     """
-    from ..block import TransformerBlock
 
     d_model = 8  # seeded block: the learner's global random state is left alone
     blk = TransformerBlock(d_model, 2, 16, pre_ln=True, seed=0).double()
@@ -185,7 +185,6 @@ def check_causal_mask(fn) -> Verdict:
     diagonal, the past blocked instead of the future, 0/1 or 0/-inf numbers
     instead of booleans, and the wrong shape.
     """
-    from ..masks import causal_mask
 
     L = 5
     got, err = _call(fn, L)
