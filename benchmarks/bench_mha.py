@@ -235,8 +235,6 @@ def run_shapes(cfg: Config, shapes, names, threads: int):
 def report_shapes(rep: C.Report, cfg, shapes, names, threads, timings, errors,
                   load0, detail: bool) -> None:
     cols = [shape_name(B, L) for B, L in shapes]
-    ref = {s: timings[s]["ref"].median for s in shapes}
-
     rep.add(f"### Time relative to PyTorch fused, d_model={cfg.d}, "
             f"h={cfg.h}, {threads} thread(s)\n\n"
             + C.load_line(threads, load0) + "\n\n"
@@ -612,7 +610,7 @@ def main(argv=None) -> None:
             shapes = cfg.shapes if i == 0 else [
                 s for s in cfg.shapes if s[0] == 1]
             rep.add(f"## {th} thread(s)" + ("" if i == 0 else
-                    f"\n\nOnly B = 1 here, to keep the run short."))
+                    "\n\nOnly B = 1 here, to keep the run short."))
             load0 = C.load_avg()
             timings, errors = run_shapes(cfg, shapes, names, th)
             report_shapes(rep, cfg, shapes, names, th, timings, errors,

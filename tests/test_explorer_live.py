@@ -216,7 +216,8 @@ def thumbs(p) -> int:
 
 def click(p, label_for: str) -> None:
     """Pick a radio option (or tick a box) and wait for the redraw."""
-    if p.locator(f"#{label_for}").is_checked() and p.locator(f"#{label_for}").get_attribute("type") == "radio":
+    box = p.locator(f"#{label_for}")
+    if box.is_checked() and box.get_attribute("type") == "radio":
         return  # already picked: no change, no redraw
     n = n_timings(p)
     p.click(f"label[for={label_for}]")

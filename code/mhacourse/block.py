@@ -24,11 +24,21 @@ import torch.nn.functional as F
 from torch import nn
 
 from ._validate import (
-    InputError, InputTypeError, check_finite, check_heads, check_positive_int,
-    check_tensor, describe,
+    InputError,
+    InputTypeError,
+    check_finite,
+    check_heads,
+    check_positive_int,
+    check_tensor,
+    describe,
 )
 from .multihead import (
-    MAX_D_MODEL, MHAWeights, MultiHeadAttention, from_torch, mha_core, to_torch,
+    MAX_D_MODEL,
+    MHAWeights,
+    MultiHeadAttention,
+    from_torch,
+    mha_core,
+    to_torch,
 )
 
 ACTIVATIONS = {"relu": F.relu, "gelu": F.gelu}

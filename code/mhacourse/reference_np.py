@@ -156,6 +156,11 @@ def _proj(x, W, b):
     return x @ W if b is None else x @ W + b
 
 
+def _cols(b, c: slice):
+    """Head ``c``'s part of a bias (``None``: no bias)."""
+    return None if b is None else b[c]
+
+
 def multi_head_attention_loop(X, W_Q, W_K, W_V, W_O, h, mask=None,
                               b_Q=None, b_K=None, b_V=None, b_O=None):
     """h explicit heads over self-attention input X (B, L, d_model).
@@ -166,10 +171,9 @@ def multi_head_attention_loop(X, W_Q, W_K, W_V, W_O, h, mask=None,
     heads, weights = [], []
     for i in range(h):
         c = slice(i * d_k, (i + 1) * d_k)  # head i's columns
-        sl = (lambda b: None if b is None else b[c])
-        Q_i = _proj(X, W_Q[:, c], sl(b_Q))  # (B, L, d_k)
-        K_i = _proj(X, W_K[:, c], sl(b_K))
-        V_i = _proj(X, W_V[:, c], sl(b_V))
+        Q_i = _proj(X, W_Q[:, c], _cols(b_Q, c))  # (B, L, d_k)
+        K_i = _proj(X, W_K[:, c], _cols(b_K, c))
+        V_i = _proj(X, W_V[:, c], _cols(b_V, c))
         o, a = scaled_dot_product_attention(Q_i, K_i, V_i, mask)
         heads.append(o)
         weights.append(a)

@@ -164,7 +164,7 @@ def save(model: TinyTransformer, path, dtype: torch.dtype = torch.float16,
     the seed and checks the fingerprint (a file of a few hundred bytes instead
     of megabytes of random numbers).
     """
-    from safetensors.torch import save_file
+    from safetensors.torch import save_file  # optional dependency (notebook extra)
 
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
@@ -187,7 +187,7 @@ def save(model: TinyTransformer, path, dtype: torch.dtype = torch.float16,
 def load(path) -> TinyTransformer:
     """Read a model written by :func:`save`; parameters come back as float32
     (the stored values, exactly). ``model.extra`` holds the saved ``extra``."""
-    from safetensors import safe_open
+    from safetensors import safe_open  # optional dependency (notebook extra)
 
     with safe_open(str(path), framework="pt") as f:
         meta = f.metadata()

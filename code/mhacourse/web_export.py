@@ -164,6 +164,7 @@ def tiny_tokenizer():
     word-level lookup that both the Python ``tokenizers`` library and
     ``@huggingface/tokenizers`` in the browser implement.
     """
+    # optional dependency (notebook extra)
     from tokenizers import Regex, Tokenizer, models, normalizers, pre_tokenizers
 
     vocab = {w: i for i, w in enumerate(tasks.VOCAB)}
