@@ -10,7 +10,7 @@ JB_FLAGS := -W -n --keep-going
 NOTEBOOKS := $(wildcard chapters/[0-9][0-9]_*.md) chapters/explorer.md
 IPYNBS := $(NOTEBOOKS:.md=.ipynb)
 
-.PHONY: book test test-quick sync clean classroom-check FORCE
+.PHONY: book test test-quick lint sync clean classroom-check FORCE
 
 book: $(VENV)/.book-deps _vendor/.stamp _generated/.stamp _build/.site-assets $(IPYNBS) _build/.package-hash
 	MHACOURSE_BUILD=1 $(BIN)/jupyter-book build . $(JB_FLAGS)
@@ -18,8 +18,12 @@ book: $(VENV)/.book-deps _vendor/.stamp _generated/.stamp _build/.site-assets $(
 	$(BIN)/python scripts/build_handouts.py
 	@echo "Built: open _build/html/index.html in a browser"
 
-test: $(VENV)/.test-deps book
+test: $(VENV)/.test-deps lint book
 	$(BIN)/python -m pytest
+
+# Errors, unused imports, import order, line length (ruff; rules in ruff.toml).
+lint: $(VENV)/.test-deps
+	$(BIN)/ruff check .
 
 # The package's own tests only (no book, no browser): about a minute.
 test-quick: $(VENV)/.test-deps
@@ -35,7 +39,7 @@ chapters/%.ipynb: chapters/%.md $(VENV)/.book-deps
 # chapter is executed again.
 _build/.package-hash: FORCE
 	@mkdir -p _build
-	@cat code/mhacourse/*.py code/pyproject.toml | sha256sum > $@.new
+	@cat code/mhacourse/*.py code/mhacourse/*/*.py code/pyproject.toml | sha256sum > $@.new
 	@if ! cmp -s $@.new $@; then \
 	  echo "code/mhacourse changed: dropping the execution cache"; \
 	  rm -rf _build/.jupyter_cache; mv $@.new $@; \

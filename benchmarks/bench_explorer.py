@@ -10,28 +10,18 @@ Target: median <= 100 ms.
 from __future__ import annotations
 
 import os
-import platform
 import statistics
 import time
 
 import torch
 
+from mhacourse.machine import cpu_model
 from mhacourse.widgets import AttentionExplorer
 
 SENT_8 = "The robot sat on the floor because it was tired."
 SENT_16 = "the teacher gave the students their homework because the cat sat on the mat and it"
 SENT_30 = ("the teacher gave the students their homework because the cat sat on "
            "the mat and the animal did not cross the street because it was too tired")
-
-
-def cpu_model() -> str:
-    try:
-        for line in open("/proc/cpuinfo"):
-            if line.startswith("model name"):
-                return line.split(":", 1)[1].strip()
-    except OSError:
-        pass
-    return platform.processor() or "unknown"
 
 
 def time_updates(e: AttentionExplorer, changes, repeats: int = 15) -> float:

@@ -25,7 +25,6 @@ import torch
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import common as bench  # noqa: E402
-
 from mhacourse import gqa  # noqa: E402
 from mhacourse.kv_cache import forward_cached, generate, random_causal_lm  # noqa: E402
 

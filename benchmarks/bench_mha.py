@@ -3,11 +3,14 @@ against PyTorch's fused one. Prints markdown tables; asserts nothing.
 
 From the repository root::
 
-    /tmp/venvA/bin/python benchmarks/bench_mha.py           # --full (~7 min)
-    /tmp/venvA/bin/python benchmarks/bench_mha.py --quick   # ~1 min
+    python benchmarks/bench_mha.py           # --full (~7 min)
+    python benchmarks/bench_mha.py --quick   # ~1 min
 
 ``--full`` writes ``benchmarks/results/mha_cpu.md``, ``--quick`` writes
-``benchmarks/results/mha_cpu_quick.md``; ``--out FILE`` overrides.
+``benchmarks/results/mha_cpu_quick.md``; ``--out FILE`` overrides. Every
+run also writes the same tables as JSON beside the markdown (``.json``),
+which chapter 9 reads; ``--from-markdown FILE`` only converts an existing
+report to JSON.
 ``--threads 1,2`` picks the thread counts (default: 1 and all CPUs). See
 ``benchmarks/README.md`` for what each table means.
 
@@ -232,8 +235,6 @@ def run_shapes(cfg: Config, shapes, names, threads: int):
 def report_shapes(rep: C.Report, cfg, shapes, names, threads, timings, errors,
                   load0, detail: bool) -> None:
     cols = [shape_name(B, L) for B, L in shapes]
-    ref = {s: timings[s]["ref"].median for s in shapes}
-
     rep.add(f"### Time relative to PyTorch fused, d_model={cfg.d}, "
             f"h={cfg.h}, {threads} thread(s)\n\n"
             + C.load_line(threads, load0) + "\n\n"
@@ -562,10 +563,15 @@ def main(argv=None) -> None:
     p.add_argument("--out", default=None, help="markdown file to write")
     p.add_argument("--no-memory", action="store_true",
                    help="skip the memory table (one subprocess per cell)")
+    p.add_argument("--from-markdown", metavar="FILE",
+                   help="only convert an existing markdown report to JSON, then stop")
     p.add_argument("--mem-worker", help=argparse.SUPPRESS)
     a = p.parse_args(argv)
     if a.mem_worker:
         return mem_worker(a.mem_worker)
+    if a.from_markdown:
+        print("wrote", os.path.relpath(C.write_json_from_markdown(a.from_markdown)))
+        return None
 
     cfg = QUICK if a.quick else FULL
     ncpu = os.cpu_count() or 1
@@ -604,7 +610,7 @@ def main(argv=None) -> None:
             shapes = cfg.shapes if i == 0 else [
                 s for s in cfg.shapes if s[0] == 1]
             rep.add(f"## {th} thread(s)" + ("" if i == 0 else
-                    f"\n\nOnly B = 1 here, to keep the run short."))
+                    "\n\nOnly B = 1 here, to keep the run short."))
             load0 = C.load_avg()
             timings, errors = run_shapes(cfg, shapes, names, th)
             report_shapes(rep, cfg, shapes, names, th, timings, errors,
@@ -624,7 +630,8 @@ def main(argv=None) -> None:
     rep.parts.insert(summary_at, make_summary(cfg, threads, summary, elapsed))
     print(rep.parts[summary_at])
     rep.write(out)
-    print(f"wrote {os.path.relpath(out)} in {elapsed:.0f} s")
+    print(f"wrote {os.path.relpath(out)} and "
+          f"{os.path.relpath(C.write_json_from_markdown(out))} in {elapsed:.0f} s")
 
 
 def make_summary(cfg, threads, s, elapsed) -> str:

@@ -1,6 +1,6 @@
 """How fast is the course's own code on the trained all-MiniLM-L6-v2?
 
-    /tmp/venvA/bin/python benchmarks/bench_real_model.py [--repeats 50] [--report]
+    python benchmarks/bench_real_model.py [--repeats 50] [--report]
 
 1. One forward pass of a 16-token sentence through all 6 layers on ONE
    thread (``torch.set_num_threads(1)``): median of ``--repeats`` runs after
@@ -37,21 +37,12 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "code"))
 
 from mhacourse import bert  # noqa: E402
 from mhacourse import head_analysis as ha  # noqa: E402
+from mhacourse.machine import cpu_model  # noqa: E402
 
 SENTENCE = "The animal didn't cross the street because it was too tired."  # 16 tokens
 TARGET_FORWARD_MS = 50.0
 TARGET_ANALYSIS_S = 20.0
 TARGET_ANALYSIS_MB = 2048.0
-
-
-def cpu_model() -> str:
-    try:
-        for line in Path("/proc/cpuinfo").read_text().splitlines():
-            if line.startswith("model name"):
-                return line.split(":", 1)[1].strip()
-    except OSError:
-        pass
-    return platform.processor() or platform.machine()
 
 
 def peak_rss_mb() -> float:

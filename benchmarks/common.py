@@ -46,6 +46,8 @@ from typing import Callable, Iterable, Sequence
 import numpy as np
 import torch
 
+from mhacourse.machine import cpu_model
+
 try:  # optional: lets NumPy's BLAS thread count be set at run time
     from threadpoolctl import threadpool_info, threadpool_limits
 except ImportError:  # pragma: no cover - then NumPy uses its own default
@@ -254,17 +256,6 @@ def peak_extra_rss(argv: Sequence[str], timeout_s: float = 300) -> dict:
 
 # ---------------------------------------------------------------- context
 
-def cpu_model() -> str:
-    try:
-        with open("/proc/cpuinfo") as f:
-            for line in f:
-                if line.startswith("model name"):
-                    return line.split(":", 1)[1].strip()
-    except OSError:
-        pass
-    return platform.processor() or "unknown"
-
-
 def load_avg() -> str:
     try:
         return "/".join(f"{x:.2f}" for x in os.getloadavg())
@@ -359,3 +350,69 @@ def fmt_bytes(n: float) -> str:
     if n < 2**30:
         return f"{n / 2**20:.1f} MiB"
     return f"{n / 2**30:.2f} GiB"
+
+
+# ---------------------------------------------------------------- JSON results
+
+_TO_MIB = {"B": 2**-20, "KiB": 2**-10, "MiB": 1.0, "GiB": 2**10}
+JSON_UNITS = ("cells are numbers where the markdown has one: times in ms, sizes in MiB, "
+              "ratios and counts as written; null where the markdown says skip, – or n/a; "
+              "other cells stay strings")
+
+
+def json_cell(cell: str):
+    """One markdown table cell as JSON: '1.23' -> 1.23, '10.6 ms' -> 10.6,
+    '16' -> 16, '1.15 GiB' -> 1177.6 (MiB), 'skip' / '–' / 'n/a' -> None,
+    else the text."""
+    text = cell.strip().strip("*")
+    if text in ("skip", "–", "-", "n/a", ""):
+        return None if text else ""
+    value, _, unit = text.partition(" ")
+    digits = value.replace(",", "")
+    try:
+        number = int(digits) if digits.lstrip("-").isdigit() else float(digits)
+    except ValueError:
+        return text
+    if unit == "" or unit == "ms":
+        return number
+    if unit in _TO_MIB:
+        return number * _TO_MIB[unit]
+    return text
+
+
+def md_to_json(text: str, source: str) -> dict:
+    """The pipe tables of a benchmark's markdown report as JSON:
+    ``{"source", "units", "machine": {name: value}, "tables": {heading:
+    [{column: cell}]}}``; each table is keyed by the heading above it, and the
+    machine is the first table (the one whose first column is ``machine``)."""
+    tables, heading, rows = {}, "", []
+    for line in text.splitlines() + [""]:
+        if line.startswith("|"):
+            rows.append([c.strip() for c in line.strip().strip("|").split("|")])
+            continue
+        if rows:
+            body = [r for r in rows[1:] if set("".join(r)) - set(":- ")]  # drop the rule
+            tables[heading] = [dict(zip(rows[0], r)) for r in body]
+            rows = []
+        if line.startswith("#"):
+            heading = line.lstrip("#").strip()
+    machine = next(({r["machine"]: r[""] for r in t} for t in tables.values()
+                    if t and "machine" in t[0]), {})
+    return {
+        "source": source, "units": JSON_UNITS, "machine": machine,
+        "tables": {k: [{c: (v.strip("*") if c in ("method", "") else json_cell(v))
+                            for c, v in r.items()}
+                       for r in t]
+                   for k, t in tables.items() if not (t and "machine" in t[0])},
+    }
+
+
+def write_json_from_markdown(md_path: str, json_path: str | None = None) -> str:
+    """Write ``md_path``'s tables as JSON next to it (``.md`` -> ``.json``)."""
+    json_path = json_path or os.path.splitext(md_path)[0] + ".json"
+    with open(md_path) as f:
+        data = md_to_json(f.read(), os.path.relpath(md_path))
+    with open(json_path, "w") as f:
+        json.dump(data, f, indent=1, ensure_ascii=False)
+        f.write("\n")
+    return json_path

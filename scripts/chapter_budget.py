@@ -12,10 +12,8 @@ from __future__ import annotations
 
 import argparse
 import os
-import resource
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent

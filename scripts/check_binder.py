@@ -183,9 +183,8 @@ def start_lab(venv: Path, repo: Path, scratch: Path, token: str):
 
 def check_in_browser(base: str, token: str, urlpath: str, notebook: Path, shot: Path) -> list[str]:
     """Open urlpath; return the failed checks (empty: all passed)."""
-    from playwright.sync_api import sync_playwright
-
     import nbformat
+    from playwright.sync_api import sync_playwright
 
     failures: list[str] = []
     expected_cells = len(nbformat.read(notebook, 4).cells)
@@ -230,7 +229,8 @@ def check_in_browser(base: str, token: str, urlpath: str, notebook: Path, shot: 
         # wait for the kernel
         try:
             page.wait_for_function(
-                """() => { const s = document.querySelector('.jp-NotebookPanel .jp-Toolbar-kernelStatus, '
+                """() => { const s = document.querySelector(
+                     '.jp-NotebookPanel .jp-Toolbar-kernelStatus, '
                    + '.jp-NotebookPanel [data-status]');
                    const k = document.querySelector('.jp-NotebookPanel .jp-KernelName, '
                    + '.jp-NotebookPanel .jp-Toolbar-kernelName');
@@ -315,7 +315,8 @@ def main() -> int:
     picked = [l for l in freeze.splitlines()
               if re.match(r"(torch|jupyterlab|ipywidgets|numpy|mhacourse|myst-nb)==", l, re.I)]
     say("installed: " + ", ".join(picked))
-    size = subprocess.run(["du", "-sh", str(args.venv)], capture_output=True, text=True).stdout.split()[0]
+    size = subprocess.run(["du", "-sh", str(args.venv)], capture_output=True,
+                          text=True).stdout.split()[0]
     say(f"venv size: {size} ({args.venv})")
 
     m = re.match(r"(?:lab/tree|tree|notebooks)/(.+)$", urlpath)

@@ -754,7 +754,8 @@ def markdown(s: dict) -> str:
     for r in s["rounds"]:
         lines.append(
             f"| {r['chapter']} | {r['cells']} | {r['succeeded']}/{r['succeeded'] + r['failed']} "
-            f"| {r['kernel_ready_s_median']} | {r['first_cell_s_median']} / {r['first_cell_s_max']} "
+            f"| {r['kernel_ready_s_median']} "
+            f"| {r['first_cell_s_median']} / {r['first_cell_s_max']} "
             f"| {r['last_cell_s_median']} / {r['last_cell_s_max']} "
             f"| {r['peak_rss_mib_median']} / {r['peak_rss_mib_max']} | {r['kernel_cpu_s_max']} |")
     if s["every_chapter"]:
@@ -825,7 +826,8 @@ def binder_check(write: bool) -> int:
             t = time.perf_counter()
             proc = subprocess.run(
                 [sys.executable, ROOT / "scripts" / "check_binder.py", "--venv", venv,
-                 "--repo-copy", repo, "--shot", Path(tempfile.gettempdir()) / "classroom-binder.png",
+                 "--repo-copy", repo,
+                 "--shot", Path(tempfile.gettempdir()) / "classroom-binder.png",
                  *extra], capture_output=True, text=True)
             secs = time.perf_counter() - t
             say(proc.stdout[-2500:] + proc.stderr[-1500:])

@@ -39,7 +39,8 @@ def test_chapter_md_and_ipynb_are_in_sync(md: Path):
     raw = json.loads(ipynb.read_text())
     with_outputs = [i for i, c in enumerate(raw["cells"])
                     if c.get("outputs") or c.get("execution_count")]
-    assert not with_outputs, f"{ipynb.name} has outputs in cells {with_outputs}: commit it outputs-free"
+    assert not with_outputs, \
+        f"{ipynb.name} has outputs in cells {with_outputs}: commit it outputs-free"
 
 
 @pytest.mark.parametrize("md", CHAPTERS, ids=lambda p: p.stem)

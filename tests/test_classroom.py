@@ -31,14 +31,17 @@ def load(name: str) -> dict:
 
 def test_the_recorded_run_passed_with_at_least_8_learners():
     s = load("classroom_cpu.json")
-    assert s["learners"] >= 8, f"the recorded run had {s['learners']} learners, the issue asks for >= 8"
-    assert s["succeeded"] == s["learners"], f"{s['succeeded']} of {s['learners']} learners succeeded"
+    assert s["learners"] >= 8, \
+        f"the recorded run had {s['learners']} learners, the issue asks for >= 8"
+    assert s["succeeded"] == s["learners"], \
+        f"{s['succeeded']} of {s['learners']} learners succeeded"
     assert set(cc.DEFAULT_CHAPTERS) <= {r["chapter"] for r in s["rounds"]}, \
         "the class must run chapter 3 and the heavier chapter 4"
     for r in s["rounds"]:
         assert r["failed"] == 0 and r["succeeded"] == s["learners"], r
         assert 0 < r["first_cell_s_median"] <= r["last_cell_s_median"] <= r["last_cell_s_max"], r
-        assert 0 < r["peak_rss_mib_median"] <= r["peak_rss_mib_max"] <= s["peak_rss_mib_per_learner"]
+        assert (0 < r["peak_rss_mib_median"] <= r["peak_rss_mib_max"]
+                <= s["peak_rss_mib_per_learner"])
     assert not s["leftover_processes"] and not s["ports_still_bound"], \
         "the recorded run left processes or ports behind"
 
@@ -55,7 +58,8 @@ def test_every_chapter_fits_binder():
 
 def test_the_settings_follow_from_the_figures():
     s = load("classroom_cpu.json")
-    worst_mib = max([s["peak_rss_mib_per_learner"]] + [r["peak_rss_mib"] for r in s["every_chapter"]])
+    worst_mib = max([s["peak_rss_mib_per_learner"]]
+                    + [r["peak_rss_mib"] for r in s["every_chapter"]])
     worst_cpu = max([r["kernel_cpu_s_max"] for r in s["rounds"]]
                     + [r["kernel_cpu_s"] for r in s["every_chapter"]])
     z = cc.sizing(worst_mib, worst_cpu, s["hub_and_proxy_peak_rss_mib"])

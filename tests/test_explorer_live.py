@@ -117,7 +117,7 @@ def test_tiny_models_in_the_browser_equal_the_package(page, name):
         ids = tok.encode(text, add_special_tokens=False).ids
         assert got["total"] == len(ids), text
         assert got["ids"] == ids[:16], f"token ids differ for {text!r}"
-        assert got["ids"] == tasks.encode(text)[:16]
+        assert got["ids"] == tasks.word_ids(text)[:16]
         with torch.no_grad():  # the package's checked forward pass
             _, attention = model(torch.tensor([got["ids"]]), return_attention=True)
         L = len(got["ids"])
@@ -130,7 +130,7 @@ def test_tiny_models_in_the_browser_equal_the_package(page, name):
 def test_every_tiny_model_runs_in_the_browser(page):
     p, _, _ = page
     text = explorer.EXAMPLES[2]
-    ids = tasks.encode(text)
+    ids = tasks.word_ids(text)
     for entry in web_export.tiny_cells():
         for trained in (True, False):
             name = web_export.tiny_name(*entry, trained)
@@ -216,7 +216,8 @@ def thumbs(p) -> int:
 
 def click(p, label_for: str) -> None:
     """Pick a radio option (or tick a box) and wait for the redraw."""
-    if p.locator(f"#{label_for}").is_checked() and p.locator(f"#{label_for}").get_attribute("type") == "radio":
+    box = p.locator(f"#{label_for}")
+    if box.is_checked() and box.get_attribute("type") == "radio":
         return  # already picked: no change, no redraw
     n = n_timings(p)
     p.click(f"label[for={label_for}]")

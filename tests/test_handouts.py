@@ -20,7 +20,8 @@ from test_book import ROOT, toc_files
 
 HANDOUTS = SITE / "handouts"
 CHAPTER_PAGES = [f for f in toc_files()
-                 if re.fullmatch(r"chapters/[0-9][0-9]_[\w-]+", f) and (ROOT / f"{f}.ipynb").exists()]
+                 if re.fullmatch(r"chapters/[0-9][0-9]_[\w-]+", f)
+                 and (ROOT / f"{f}.ipynb").exists()]
 STEMS = [Path(f).name for f in CHAPTER_PAGES]
 POPPLER = ["pdftoppm", "pdftotext", "pdfinfo", "pdfimages", "pdffonts"]
 # TeX that MathJax should have turned into rendered math

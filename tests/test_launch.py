@@ -265,7 +265,8 @@ def test_every_launch_link_names_a_file_in_the_repository(page: str):
         f"{page}: Binder and Colab buttons expected, found {kinds}"
     for link in links:
         path = repo_file(link)
-        assert path == page.replace(".html", ".ipynb"), f"{link} opens {path}, not this page's notebook"
+        assert path == page.replace(".html", ".ipynb"), \
+            f"{link} opens {path}, not this page's notebook"
         assert (ROOT / path).exists(), f"{link} names {path}, which is not in the repository"
 
 
@@ -301,7 +302,8 @@ def test_every_chapter_page_has_a_jupyterhub_link_built_from_the_repository_sett
             f"_config.yml's repository ({REPO_URL}, {BRANCH})"
         notebook = page.replace(".html", ".ipynb")
         assert query["urlpath"] == [f"lab/tree/{name}/{notebook}"], \
-            f"{page}: nbgitpuller should open {name}/{notebook} in JupyterLab, not {query['urlpath']}"
+            f"{page}: nbgitpuller should open {name}/{notebook} in JupyterLab, " \
+            f"not {query['urlpath']}"
 
 
 def test_the_repository_is_written_in_one_place():
@@ -327,7 +329,8 @@ def test_slides_links_name_decks_of_existing_chapters():
     decks = json.loads(re.search(r"=\s*(\{.*\});", manifest.read_text(), re.S).group(1))
     assert decks, "decks.js lists no deck"
     for stem, deck in decks.items():
-        assert (ROOT / "chapters" / f"{stem}.ipynb").exists(), f"a deck for a missing chapter {stem}"
+        assert (ROOT / "chapters" / f"{stem}.ipynb").exists(), \
+            f"a deck for a missing chapter {stem}"
         assert (SITE / "slides" / deck["file"]).exists(), f"decks.js names a missing {deck['file']}"
         assert (SITE / "chapters" / f"{stem}.html").exists(), f"{stem} has a deck but no page"
     script = ROOT / "assets" / "site" / "slides-link.js"

@@ -6,6 +6,8 @@ Modules, in course order:
 - :mod:`mhacourse.masks` — causal and padding masks (``True`` = blocked)
 - :mod:`mhacourse.heads` — split ``d_model`` into ``h`` heads and merge them back
 - :mod:`mhacourse.multihead` — multi-head attention (loop and batched), ``W_O``
+- :mod:`mhacourse.cost` — a layer's parameters and the FLOPs of its matrix products
+- :mod:`mhacourse.machine` — the CPU a timing ran on (chapters and benchmarks)
 - :mod:`mhacourse.block` — the transformer block (post-LN and pre-LN)
 - :mod:`mhacourse.gqa` — multi-query and grouped-query attention
 - :mod:`mhacourse.reference_np` — the same mathematics in NumPy
@@ -35,36 +37,85 @@ Bad input to any of them raises :class:`mhacourse.InputError` (a
 with one line naming the argument, what was given, what is allowed and the
 fix; the checks live in :mod:`mhacourse._validate`.
 """
+import importlib
+
 from ._validate import InputError, InputTypeError
 from .attention import attention_scores, scaled_dot_product_attention, softmax
+from .batching import attention_dropout, attention_with_dropout, batch_mask, pad_batch
 from .block import TransformerBlock, feed_forward, layer_norm
 from .config import MHAConfig
+from .decoder import (
+    DecoderLayerWeights,
+    cross_attention,
+    decoder_layer,
+    decoder_weights_from_torch,
+)
 from .heads import merge_heads, split_heads
+from .kv_cache import (
+    CausalLM,
+    KVCache,
+    attention_step,
+    forward_cached,
+    forward_full,
+    generate,
+    random_causal_lm,
+)
 from .masks import causal_mask, padding_mask
 from .multihead import (
-    MHAWeights, MultiHeadAttention, from_torch, head_contributions, head_slice,
-    multi_head_attention, multi_head_attention_fast, multi_head_attention_loop,
-    output_projection, random_weights, to_torch,
+    MHAWeights,
+    MultiHeadAttention,
+    from_torch,
+    head_contributions,
+    head_slice,
+    multi_head_attention,
+    multi_head_attention_fast,
+    multi_head_attention_loop,
+    output_projection,
+    random_weights,
+    to_torch,
 )
+from .positions import embed_with_positions, rotary, rotary_angles, sinusoidal_positions
 
 __version__ = "0.1.0"
 
-# A trained model through the course's code (mhacourse.bert, mhacourse.head_analysis)
-from .bert import BertOutput, encode, load_model, sentence_embedding  # noqa: E402
+# The trained model (mhacourse.bert), loaded on first use: ``mc.load_model``,
+# ``mc.encode`` and the rest import mhacourse.bert then, not on ``import mhacourse``.
+_LAZY = {"BertOutput": "bert", "encode": "bert", "load_model": "bert",
+         "sentence_embedding": "bert"}
 
-# --------------------------------------------------------------------------
-# Topics added after the first release (issue 12): masks in batches,
-# positions, cross-attention, the key/value cache. Kept in their own modules.
-from .batching import (  # noqa: E402
-    attention_dropout, attention_with_dropout, batch_mask, pad_batch,
-)
-from .positions import (  # noqa: E402
-    embed_with_positions, rotary, rotary_angles, sinusoidal_positions,
-)
-from .decoder import (  # noqa: E402
-    DecoderLayerWeights, cross_attention, decoder_layer, decoder_weights_from_torch,
-)
-from .kv_cache import (  # noqa: E402
-    CausalLM, KVCache, attention_step, forward_cached, forward_full, generate,
-    random_causal_lm,
-)
+
+def __getattr__(name: str):
+    if name in _LAZY:
+        value = getattr(importlib.import_module(f".{_LAZY[name]}", __name__), name)
+        globals()[name] = value  # later look-ups skip this function
+        return value
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+def __dir__():
+    return sorted(set(globals()) | set(_LAZY))
+
+
+__all__ = [
+    # errors
+    "InputError", "InputTypeError",
+    # one head, masks, heads
+    "attention_scores", "scaled_dot_product_attention", "softmax",
+    "causal_mask", "padding_mask", "merge_heads", "split_heads",
+    # multi-head attention
+    "MHAConfig", "MHAWeights", "MultiHeadAttention", "from_torch", "to_torch",
+    "head_contributions", "head_slice", "multi_head_attention",
+    "multi_head_attention_fast", "multi_head_attention_loop", "output_projection",
+    "random_weights",
+    # the block
+    "TransformerBlock", "feed_forward", "layer_norm",
+    # the trained model (loaded lazily)
+    "BertOutput", "encode", "load_model", "sentence_embedding",
+    # batches, positions, cross-attention, the key/value cache
+    "attention_dropout", "attention_with_dropout", "batch_mask", "pad_batch",
+    "embed_with_positions", "rotary", "rotary_angles", "sinusoidal_positions",
+    "DecoderLayerWeights", "cross_attention", "decoder_layer",
+    "decoder_weights_from_torch",
+    "CausalLM", "KVCache", "attention_step", "forward_cached", "forward_full",
+    "generate", "random_causal_lm",
+]

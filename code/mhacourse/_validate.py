@@ -24,10 +24,13 @@ from __future__ import annotations
 import math
 import numbers
 import weakref
-from typing import Sequence
+from typing import TYPE_CHECKING, Sequence
 
 import numpy as np
 import torch
+
+if TYPE_CHECKING:  # the annotation only; bert imports this module
+    from .bert import Bert
 
 #: A float mask value at or below this blocks a key (BERT's old -10000; a
 #: dtype's most negative number; -inf).
@@ -131,14 +134,6 @@ def check_ndim(name: str, shape: Sequence[int], ndim: int, legend: str) -> None:
     if len(shape) != ndim:
         raise InputError(
             f"{name} must have {ndim} axes {legend}; got shape {tuple(shape)}."
-        )
-
-
-def check_last_dim(name: str, shape: Sequence[int], size: int, what: str) -> None:
-    """Raise if the last axis of ``shape`` is not ``size``."""
-    if shape[-1] != size:
-        raise InputError(
-            f"{name} must end in {what} = {size}; got shape {tuple(shape)}."
         )
 
 
@@ -370,7 +365,7 @@ def check_head_mask(head_mask, config, shape=None) -> torch.Tensor | None:
 
 def check_model(model) -> "Bert":
     """``model`` if it is a loaded :class:`Bert` (``None``: the default model)."""
-    from .bert import Bert, load_model
+    from .bert import Bert, load_model  # here: bert imports this module
 
     if model is None:
         return load_model()
@@ -385,7 +380,7 @@ def check_model(model) -> "Bert":
 def _check_masked_output(concat, w, h, head_mask) -> None:
     # types and shapes only (no value checks): this also runs inside the
     # exported core (layer_core)
-    from .multihead import MHAWeights
+    from .multihead import MHAWeights  # here: multihead imports this module
 
     if not isinstance(w, MHAWeights):
         raise InputTypeError(f"w must be an MHAWeights (layer.attn); got "

@@ -13,7 +13,11 @@ import math
 import torch
 
 from ._validate import (
-    InputError, check_finite, check_mask, check_no_blocked_rows, check_same_dtype,
+    InputError,
+    check_finite,
+    check_mask,
+    check_no_blocked_rows,
+    check_same_dtype,
     check_tensor,
 )
 from .masks import as_additive

@@ -51,14 +51,29 @@ from pathlib import Path
 import torch
 
 from ._validate import (
-    InputError, InputFileError, InputTypeError, _check_masked_output, _index,
-    as_int, check_finite, check_head_mask, check_heads, check_ids, check_model,
-    check_positive_int, check_tensor, describe,
+    InputError,
+    InputFileError,
+    InputTypeError,
+    _check_masked_output,
+    _index,
+    as_int,
+    check_finite,
+    check_head_mask,
+    check_heads,
+    check_ids,
+    check_model,
+    check_positive_int,
+    check_tensor,
+    describe,
 )
 from .block import check_eps, feed_forward_core, layer_norm_core
 from .heads import merge_heads, split_heads
 from .multihead import (
-    MHAWeights, _check_inputs, check_dtype, combine_masks, mha_core,
+    MHAWeights,
+    _check_inputs,
+    check_dtype,
+    combine_masks,
+    mha_core,
     output_projection,
 )
 

@@ -24,12 +24,26 @@ import torch.nn.functional as F
 from torch import nn
 
 from ._validate import (
-    InputError, InputTypeError, check_finite, check_heads, check_positive_int,
-    check_tensor, describe,
+    InputError,
+    InputTypeError,
+    check_finite,
+    check_heads,
+    check_positive_int,
+    check_tensor,
+    describe,
 )
-from .multihead import MAX_D_MODEL, MultiHeadAttention, from_torch, mha_core
+from .multihead import (
+    MAX_D_MODEL,
+    MHAWeights,
+    MultiHeadAttention,
+    from_torch,
+    mha_core,
+    to_torch,
+)
 
 ACTIVATIONS = {"relu": F.relu, "gelu": F.gelu}
+#: The block's weights besides the attention's, in the course's layout (``x @ W_1``).
+BLOCK_PARAMS = ("W_1", "b_1", "W_2", "b_2", "gamma_1", "beta_1", "gamma_2", "beta_2")
 
 
 def layer_norm(x, gamma, beta, eps: float = 1e-5):
@@ -176,6 +190,26 @@ class TransformerBlock(nn.Module):
             x = ln2(x + ffn(x))  # Add & Norm
         return x, A
 
+    def copy_weights_(self, attn: MHAWeights, **params) -> "TransformerBlock":
+        """Copy trained weights into this block, in place; returns the block.
+
+        ``attn``: the attention's ``W_Q, W_K, W_V, W_O`` (d_model, d_model) and
+        biases; ``params``: every name of :data:`BLOCK_PARAMS` (``W_1`` (d_model,
+        d_ff), ``W_2`` (d_ff, d_model), biases and LayerNorm gains), course layout.
+        """
+        if not isinstance(attn, MHAWeights):
+            raise InputTypeError(f"attn must be an MHAWeights; got {describe(attn)}.")
+        if set(params) != set(BLOCK_PARAMS):
+            raise InputError(f"give exactly the weights {list(BLOCK_PARAMS)}; got "
+                             f"{sorted(params)}.")
+        with torch.no_grad():
+            for name, t in vars(attn).items():
+                if t is not None:
+                    getattr(self.attn, name).copy_(t)
+            for name in BLOCK_PARAMS:
+                getattr(self, name).copy_(params[name])
+        return self
+
     @classmethod
     def from_torch(cls, layer: nn.TransformerEncoderLayer) -> "TransformerBlock":
         """Copy an ``nn.TransformerEncoderLayer(batch_first=True)``'s weights."""
@@ -185,20 +219,34 @@ class TransformerBlock(nn.Module):
         block = cls(d_model, layer.self_attn.num_heads, layer.linear1.out_features,
                     pre_ln=layer.norm_first, activation=name, eps=layer.norm1.eps,
                     ).to(layer.linear1.weight.dtype)
-        w = from_torch(layer.self_attn)
+        # nn.Linear stores W transposed (it computes x @ weight.T)
+        return block.copy_weights_(
+            from_torch(layer.self_attn),
+            W_1=layer.linear1.weight.T, b_1=layer.linear1.bias,
+            W_2=layer.linear2.weight.T, b_2=layer.linear2.bias,
+            gamma_1=layer.norm1.weight, beta_1=layer.norm1.bias,
+            gamma_2=layer.norm2.weight, beta_2=layer.norm2.bias)
+
+    def to_torch(self) -> nn.TransformerEncoderLayer:
+        """An ``nn.TransformerEncoderLayer(batch_first=True, dropout=0)`` in eval
+        mode holding this block's weights (the inverse of :meth:`from_torch`)."""
+        d_model, d_ff = self.W_1.shape
+        layer = nn.TransformerEncoderLayer(
+            d_model, self.attn.h, d_ff, dropout=0.0, activation=self.activation,
+            layer_norm_eps=self.eps, batch_first=True, norm_first=self.pre_ln,
+            dtype=self.W_1.dtype)
         with torch.no_grad():
-            for name_, t in vars(w).items():
-                if t is not None:
-                    getattr(block.attn, name_).copy_(t)
-            block.W_1.copy_(layer.linear1.weight.T)
-            block.b_1.copy_(layer.linear1.bias)
-            block.W_2.copy_(layer.linear2.weight.T)
-            block.b_2.copy_(layer.linear2.bias)
-            block.gamma_1.copy_(layer.norm1.weight)
-            block.beta_1.copy_(layer.norm1.bias)
-            block.gamma_2.copy_(layer.norm2.weight)
-            block.beta_2.copy_(layer.norm2.bias)
-        return block
+            layer.self_attn.load_state_dict(
+                to_torch(self.attn.weights(), self.attn.h).state_dict())
+            layer.linear1.weight.copy_(self.W_1.T)  # nn.Linear computes x @ weight.T
+            layer.linear1.bias.copy_(self.b_1)
+            layer.linear2.weight.copy_(self.W_2.T)
+            layer.linear2.bias.copy_(self.b_2)
+            for norm, g_, b_ in ((layer.norm1, self.gamma_1, self.beta_1),
+                                 (layer.norm2, self.gamma_2, self.beta_2)):
+                norm.weight.copy_(g_)
+                norm.bias.copy_(b_)
+        return layer.eval()
 
 
 def check_activation(activation) -> None:

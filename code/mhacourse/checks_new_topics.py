@@ -12,7 +12,7 @@ import torch
 
 from .batching import batch_mask
 from .checks import Verdict
-from .positions import rotary, sinusoidal_positions
+from .positions import sinusoidal_positions
 
 
 def _run(fn, *args):

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ._validate import check_heads, check_positive_int
+from ._validate import check_heads
 
 
 @dataclass(frozen=True)
@@ -21,12 +21,9 @@ class MHAConfig:
 
     d_model: int = 512  # Vaswani et al. (2017), base model
     h: int = 8  # Vaswani et al. (2017), base model
-    bias: bool = True  # nn.MultiheadAttention's default
-    d_ff: int = 2048  # feed-forward width, 4 * d_model in the paper
 
     def __post_init__(self) -> None:
         check_heads(self.d_model, self.h)
-        check_positive_int("d_ff", self.d_ff)
 
     @property
     def d_k(self) -> int:

@@ -22,14 +22,23 @@ from __future__ import annotations
 import functools
 import json
 import os
+import warnings
 from dataclasses import dataclass
 from pathlib import Path
 
 import torch
 
+from . import bert, tasks
+from . import tiny_model as tm
 from ._validate import (
-    InputError, InputTypeError, as_int, check_heads, check_positive_int, describe,
+    InputError,
+    InputTypeError,
+    as_int,
+    check_heads,
+    check_positive_int,
+    describe,
 )
+from .tasks import EXAMPLE_SENTENCES
 
 GRID_H = (1, 2, 4, 8)  # head counts of the trained models
 GRID_DK = (8, 16, 32)  # per-head widths of the trained models
@@ -56,12 +65,9 @@ def check_source(source) -> str:
         raise InputError(f"source must be one of {list(SOURCES)}; got "
                          f"{describe(source)}.")
     return source
-EXAMPLES = (
-    "The animal didn't cross the street because it was too tired.",
-    "The robot sat on the floor because it was tired.",
-    "The teacher gave the students their homework.",
-    "The cat sat on the mat because it was soft.",
-)
+#: The sentences the explorer offers (and precomputes for the browser): the
+#: course's first four example sentences, in order.
+EXAMPLES = EXAMPLE_SENTENCES[:4]
 
 
 def assets_dir() -> Path:
@@ -119,8 +125,6 @@ def tiny_model(h: int, d_k: int, trained: bool):
 
 @functools.lru_cache(maxsize=64)
 def _tiny_model(h: int, d_k: int, trained: bool):
-    from . import tiny_model as tm
-
     if trained and (h not in GRID_H or d_k not in GRID_DK):
         raise InputError(
             f"No trained model for h = {h}, d_k = {d_k}: trained models exist for "
@@ -158,8 +162,6 @@ def tiny_view(sentence: str, h: int, d_k: int, trained: bool = True,
     ``d_model`` (untrained only) overrides ``h * d_k``: then ``d_k = d_model / h``
     and a head count that does not divide it is refused.
     """
-    from . import tasks
-    from . import tiny_model as tm
 
     sentence = check_sentence(sentence)
     h = check_positive_int("h (number of heads)", h)
@@ -179,7 +181,7 @@ def tiny_view(sentence: str, h: int, d_k: int, trained: bool = True,
         raise InputError(f"layer must be between 1 and {len(TINY_LAYERS)} (the "
                          f"tiny models have {len(TINY_LAYERS)} layers, counted "
                          f"from 1); got {layer}.")
-    words = tasks.tokenize(sentence)
+    words = tasks.split_words(sentence)
     if not words:
         raise InputError("Type a sentence: no words were found in the text.")
     model = tiny_model(h, d_k, trained)
@@ -206,9 +208,6 @@ def tiny_view(sentence: str, h: int, d_k: int, trained: bool = True,
 def _minilm_run(sentence: str):
     """Tokens and every layer's (h, L, L) attention; cached, so moving the
     layer control only redraws."""
-    import warnings
-
-    from . import bert
 
     with warnings.catch_warnings():  # truncation is reported by the caller
         warnings.simplefilter("ignore", UserWarning)
@@ -219,7 +218,6 @@ def _minilm_run(sentence: str):
 
 def minilm_view(sentence: str, layer: int = 1) -> View:
     """The real MiniLM model's 12 heads in ``layer`` (1-6) on ``sentence``."""
-    from . import bert
 
     sentence = check_sentence(sentence)
     cfg = bert.load_model().config

@@ -27,8 +27,13 @@ from __future__ import annotations
 import torch
 
 from ._validate import (
-    InputError, check_finite, check_heads, check_mask, check_positive_int,
-    check_same_dtype, check_tensor,
+    InputError,
+    check_finite,
+    check_heads,
+    check_mask,
+    check_positive_int,
+    check_same_dtype,
+    check_tensor,
 )
 from .attention import scaled_dot_product_attention
 from .heads import merge_heads, split_heads

@@ -43,20 +43,22 @@ from dataclasses import dataclass
 import torch
 
 from .bert import (
-    Bert, add_norm_ffn, bert_layer, embed, encode, load_model, masked_output,
-    mean_pool, tokenize,
+    Bert,
+    add_norm_ffn,
+    bert_layer,
+    embed,
+    encode,
+    load_model,
+    masked_output,
+    mean_pool,
+    tokenize,
 )
+from .tasks import EXAMPLE_SENTENCES
 
 # The course's example sentences (the "seeds"), then 30 varied ones: 35 in all,
 # 408 WordPiece tokens besides [CLS] and [SEP]; 8 words split into pieces
 # ("postpone" -> post ##pone, "knitted" -> knit ##ted, "scarves", "crib", ...).
-SEED_SENTENCES = (
-    "The animal didn't cross the street because it was too tired.",
-    "The robot sat on the floor because it was tired.",
-    "The teacher gave the students their homework.",
-    "The cat sat on the mat because it was soft.",
-    "The cat that I adopted sleeps.",
-)
+SEED_SENTENCES = EXAMPLE_SENTENCES
 SENTENCES = SEED_SENTENCES + (
     "She poured the coffee into a mug and handed it to her friend.",
     "After the storm, the fishermen repaired their nets on the beach.",

@@ -42,3 +42,10 @@ def _check_tensor(x) -> None:
         raise InputTypeError(
             f"x must be a torch.Tensor; got {describe(x)}. Convert it with "
             "torch.as_tensor(x); for NumPy arrays use mhacourse.reference_np.")
+
+
+def score_rank_bound(L: int, d_model: int, h: int) -> int:
+    """Largest rank of one head's (L, L) score matrix ``Q_i K_i^T / sqrt(d_k)``
+    when ``h`` heads share ``d_model``: ``min(L, d_k)``, ``d_k = d_model // h``
+    (``Q_i`` and ``K_i`` are (L, d_k); Bhojanapalli et al. 2020)."""
+    return min(L, d_model // h)

@@ -15,8 +15,13 @@ import numpy as np
 import torch
 
 from ._validate import (
-    InputError, InputTypeError, as_int, check_mask, check_no_blocked_rows,
-    check_positive_int, describe,
+    InputError,
+    InputTypeError,
+    as_int,
+    check_mask,
+    check_no_blocked_rows,
+    check_positive_int,
+    describe,
 )
 
 __all__ = ["causal_mask", "padding_mask", "to_sdpa_mask", "as_additive",

@@ -33,10 +33,20 @@ import torch.nn.functional as F
 from torch import nn
 
 from ._validate import (
-    FLOAT_DTYPES, InputError, InputTypeError, as_int, check_all_finite,
-    check_finite, check_heads,
-    check_mask, check_ndim, check_no_blocked_rows, check_positive_int,
-    check_same_dtype, check_tensor, describe,
+    FLOAT_DTYPES,
+    InputError,
+    InputTypeError,
+    as_int,
+    check_all_finite,
+    check_finite,
+    check_heads,
+    check_mask,
+    check_ndim,
+    check_no_blocked_rows,
+    check_positive_int,
+    check_same_dtype,
+    check_tensor,
+    describe,
 )
 from .attention import attention_core, scaled_dot_product_attention
 from .heads import merge_heads, split_heads

@@ -6,13 +6,23 @@ convention: boolean ``True`` = blocked) and the tests check they agree.
 from __future__ import annotations
 
 import numpy as np
-
 import torch
 
 from ._validate import (
-    BLOCKED_AT, HF_MASK_FIX, InputError, InputTypeError, check_heads, check_mask,
-    check_ndim, check_no_blocked_rows, check_positive_int, describe,
+    BLOCKED_AT,
+    HF_MASK_FIX,
+    InputError,
+    InputTypeError,
+    check_heads,
+    check_mask,
+    check_ndim,
+    check_no_blocked_rows,
+    check_positive_int,
+    describe,
 )
+from .block import check_eps
+from .masks import _check_size
+from .masks import padding_mask as torch_padding_mask
 
 
 def _arr(name: str, x, min_ndim: int = 1) -> np.ndarray:
@@ -76,7 +86,6 @@ def softmax(scores: np.ndarray) -> np.ndarray:
 
 def causal_mask(L: int, S: int | None = None) -> np.ndarray:
     """(L, S) bool, ``True`` where key j is later than query i (blocked)."""
-    from .masks import _check_size
 
     L = check_positive_int("L (query length)", L)
     S = L if S is None else check_positive_int("S (key length)", S)
@@ -86,7 +95,6 @@ def causal_mask(L: int, S: int | None = None) -> np.ndarray:
 
 def padding_mask(lengths, S: int) -> np.ndarray:
     """(B, S) bool, ``True`` on the padding after ``lengths[b]`` real tokens."""
-    from .masks import padding_mask as torch_padding_mask
 
     return torch_padding_mask(lengths, S).numpy()  # same checks, (B, S)
 
@@ -148,6 +156,11 @@ def _proj(x, W, b):
     return x @ W if b is None else x @ W + b
 
 
+def _cols(b, c: slice):
+    """Head ``c``'s part of a bias (``None``: no bias)."""
+    return None if b is None else b[c]
+
+
 def multi_head_attention_loop(X, W_Q, W_K, W_V, W_O, h, mask=None,
                               b_Q=None, b_K=None, b_V=None, b_O=None):
     """h explicit heads over self-attention input X (B, L, d_model).
@@ -158,10 +171,9 @@ def multi_head_attention_loop(X, W_Q, W_K, W_V, W_O, h, mask=None,
     heads, weights = [], []
     for i in range(h):
         c = slice(i * d_k, (i + 1) * d_k)  # head i's columns
-        sl = (lambda b: None if b is None else b[c])
-        Q_i = _proj(X, W_Q[:, c], sl(b_Q))  # (B, L, d_k)
-        K_i = _proj(X, W_K[:, c], sl(b_K))
-        V_i = _proj(X, W_V[:, c], sl(b_V))
+        Q_i = _proj(X, W_Q[:, c], _cols(b_Q, c))  # (B, L, d_k)
+        K_i = _proj(X, W_K[:, c], _cols(b_K, c))
+        V_i = _proj(X, W_V[:, c], _cols(b_V, c))
         o, a = scaled_dot_product_attention(Q_i, K_i, V_i, mask)
         heads.append(o)
         weights.append(a)
@@ -211,7 +223,6 @@ def _check_mha(X, W_Q, W_K, W_V, W_O, h, biases):
 
 def layer_norm(x, gamma, beta, eps: float = 1e-5):
     """Normalise over the last axis (biased variance), then scale and shift."""
-    from .block import check_eps
 
     x, gamma, beta = _arr("x", x), _arr("gamma", gamma), _arr("beta", beta)
     check_eps(eps)

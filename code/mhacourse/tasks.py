@@ -63,7 +63,8 @@ from ._validate import check_positive_int
 
 UNK = "[UNK]"
 
-#: The words of the course's example sentences; each must be in the vocabulary.
+#: The course's example sentences, the one list of them: ``head_analysis.SEED_SENTENCES``
+#: is this tuple and ``explorer.EXAMPLES`` its first four. Every word is in the vocabulary.
 EXAMPLE_SENTENCES = (
     "The animal didn't cross the street because it was too tired.",
     "The robot sat on the floor because it was tired.",
@@ -105,19 +106,19 @@ UNK_ID = WORD_TO_ID[UNK]
 _TOKEN_RE = re.compile(r"[a-z0-9]+(?:'[a-z]+)*|[^\sa-z0-9]")
 
 
-def tokenize(text: str) -> list[str]:
+def split_words(text: str) -> list[str]:
     """Lower-case, then split into words and single punctuation marks.
 
     A word may keep an apostrophe inside it: ``"didn't" -> ["didn't"]``.
-    ``tokenize("The cat sat.") == ["the", "cat", "sat", "."]``.
+    ``split_words("The cat sat.") == ["the", "cat", "sat", "."]``.
     """
     return _TOKEN_RE.findall(text.lower())
 
 
-def encode(text_or_tokens) -> list[int]:
+def word_ids(text_or_tokens) -> list[int]:
     """Word ids of a sentence (a string, or a list of tokens);
     words not in :data:`VOCAB` become ``UNK_ID``."""
-    tokens = (tokenize(text_or_tokens) if isinstance(text_or_tokens, str)
+    tokens = (split_words(text_or_tokens) if isinstance(text_or_tokens, str)
               else list(text_or_tokens))
     return [WORD_TO_ID.get(w, UNK_ID) for w in tokens]
 

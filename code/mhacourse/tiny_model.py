@@ -27,6 +27,7 @@ from torch import nn
 from . import tasks
 from ._validate import check_heads, check_positive_int
 from .block import TransformerBlock, layer_norm_core
+from .cost import n_params  # noqa: F401  (tm.n_params: chapter 8, web_export)
 from .masks import causal_core, causal_mask
 
 
@@ -141,10 +142,6 @@ class TinyTransformer(nn.Module):
         return (logits, attention, inputs) if return_inputs else (logits, attention)
 
 
-def n_params(model: nn.Module) -> int:
-    return sum(p.numel() for p in model.parameters())
-
-
 # --- saving ------------------------------------------------------------------
 
 def fingerprint(model: nn.Module) -> str:
@@ -167,7 +164,7 @@ def save(model: TinyTransformer, path, dtype: torch.dtype = torch.float16,
     the seed and checks the fingerprint (a file of a few hundred bytes instead
     of megabytes of random numbers).
     """
-    from safetensors.torch import save_file
+    from safetensors.torch import save_file  # optional dependency (notebook extra)
 
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
@@ -190,7 +187,7 @@ def save(model: TinyTransformer, path, dtype: torch.dtype = torch.float16,
 def load(path) -> TinyTransformer:
     """Read a model written by :func:`save`; parameters come back as float32
     (the stored values, exactly). ``model.extra`` holds the saved ``extra``."""
-    from safetensors import safe_open
+    from safetensors import safe_open  # optional dependency (notebook extra)
 
     with safe_open(str(path), framework="pt") as f:
         meta = f.metadata()
@@ -295,7 +292,7 @@ def train(cfg: TinyConfig, steps: int, seed: int = 0,
 
 # --- what the heads do ------------------------------------------------------------
 
-def attention_statistics(x: torch.Tensor, kind: torch.Tensor,
+def task_attention_statistics(x: torch.Tensor, kind: torch.Tensor,
                          attention: list[torch.Tensor]) -> list[list[dict]]:
     """Average attention of every head to the positions the task cares about.
 
@@ -350,22 +347,22 @@ def attention_statistics(x: torch.Tensor, kind: torch.Tensor,
 
 
 def uniform_statistics(data=None) -> dict:
-    """:func:`attention_statistics` of a head that gives each of the ``t + 1``
+    """:func:`task_attention_statistics` of a head that gives each of the ``t + 1``
     visible positions weight ``1 / (t + 1)``: the level "no preference"."""
     x, _, kind = heldout() if data is None else data
     L = x.shape[1]
     A = (~causal_mask(L)).float()  # (L, L)
     A = (A / A.sum(-1, keepdim=True)).expand(len(x), 1, L, L)  # (N, 1, L, L)
-    return attention_statistics(x, kind, [A])[0][0]
+    return task_attention_statistics(x, kind, [A])[0][0]
 
 
 @torch.no_grad()
 def head_scores(model: TinyTransformer, data=None) -> list[list[dict]]:
-    """:func:`attention_statistics` of ``model``'s heads on ``data`` (default:
+    """:func:`task_attention_statistics` of ``model``'s heads on ``data`` (default:
     the held-out set): ``scores[layer][head] = {name: value}``."""
     x, _, kind = heldout() if data is None else data
     _, attention = model(x, return_attention=True)  # n_layers x (N, h, L, L)
-    return attention_statistics(x, kind, attention)
+    return task_attention_statistics(x, kind, attention)
 
 
 def head_roles(scores: list[list[dict]], threshold: float = 0.5) -> list[list[str]]:
@@ -385,10 +382,10 @@ def attention_on(model: TinyTransformer,
     not in the vocabulary shown as ``[UNK]``), and one (h, L, L) tensor per
     layer. Sentences longer than ``max_len`` tokens raise ``ValueError``.
     """
-    words = tasks.tokenize(sentence) if isinstance(sentence, str) else list(sentence)
+    words = tasks.split_words(sentence) if isinstance(sentence, str) else list(sentence)
     if not words:
         raise ValueError("the sentence has no tokens.")
-    ids = tasks.encode(words)
+    ids = tasks.word_ids(words)
     tokens = tasks.decode(ids)
     model.eval()
     _, attention = model(torch.tensor([ids]), return_attention=True)

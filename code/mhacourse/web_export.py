@@ -156,7 +156,7 @@ def export_minilm(path, model: bert.Bert | None = None) -> Path:
 def tiny_tokenizer():
     """The tiny models' tokenizer as a ``tokenizers.Tokenizer``: lower-case,
     split into words and single punctuation marks (the regular expression of
-    :func:`mhacourse.tasks.tokenize`), look each word up in
+    :func:`mhacourse.tasks.split_words`), look each word up in
     :data:`mhacourse.tasks.VOCAB`, unknown words -> ``[UNK]``.
 
     The model is a WordPiece vocabulary with no ``##`` continuation pieces:
@@ -164,6 +164,7 @@ def tiny_tokenizer():
     word-level lookup that both the Python ``tokenizers`` library and
     ``@huggingface/tokenizers`` in the browser implement.
     """
+    # optional dependency (notebook extra)
     from tokenizers import Regex, Tokenizer, models, normalizers, pre_tokenizers
 
     vocab = {w: i for i, w in enumerate(tasks.VOCAB)}

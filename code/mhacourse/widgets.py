@@ -15,6 +15,11 @@ from __future__ import annotations
 from typing import Callable, Sequence
 
 import ipywidgets as W
+from IPython.display import display
+
+from . import explorer as ex
+from ._validate import InputError, as_int
+from .plotting_html import heads_html, message_html
 
 Option = tuple[str, object]  # (label shown to the reader, value passed to render)
 
@@ -72,8 +77,6 @@ def precomputed_explorer(
 # --- The attention explorer -------------------------------------------------
 
 def _render_view(view) -> str:
-    from .plotting_html import heads_html
-
     return heads_html(view.weights, view.tokens, view.titles, header=view.header)
 
 
@@ -92,8 +95,6 @@ class AttentionExplorer:
 
     def __init__(self, sentence: str | None = None, source: str = "trained",
                  h: int = 4, d_k: int = 16, layer: int = 2):
-        from . import explorer as ex
-        from ._validate import InputError, as_int
 
         layers = ex.layers_of(source)
         h, d_k, layer = as_int("h", h), as_int("d_k", d_k), as_int("layer", layer)
@@ -130,7 +131,6 @@ class AttentionExplorer:
     def _source_changed(self) -> None:
         """Offer the new source's layers only, keeping the layer if it has it
         (else its last), then redraw once."""
-        from . import explorer as ex
 
         layers = list(ex.layers_of(self.source.value))
         if list(self.layer.options) != layers:
@@ -145,7 +145,6 @@ class AttentionExplorer:
 
     def view(self):
         """The :class:`~mhacourse.explorer.View` for the current controls."""
-        from . import explorer as ex
 
         if self.source.value == "MiniLM":
             return ex.minilm_view(self.text.value, self.layer.value)
@@ -156,9 +155,6 @@ class AttentionExplorer:
 
     def update(self) -> None:
         """Redraw; any error becomes one line in place of the heatmaps."""
-        from ._validate import InputError
-        from .plotting_html import message_html
-
         if self._busy:
             return
         try:
@@ -171,8 +167,6 @@ class AttentionExplorer:
         self.output.value = html
 
     def _ipython_display_(self):
-        from IPython.display import display
-
         display(self.widget)
 
 
@@ -180,7 +174,6 @@ def static_tiny_explorer(sentences=None, hs=None, d_ks=None, layers=(1, 2),
                          default_h: int = 4, default_d_k: int = 16) -> W.VBox:
     """The tiny models' explorer for a page without a kernel: every
     (trained?, h, d_k, layer, sentence) combination precomputed."""
-    from . import explorer as ex
 
     sentences = list(sentences or ex.EXAMPLES)
     hs, d_ks = list(hs or ex.GRID_H), list(d_ks or ex.GRID_DK)
@@ -201,7 +194,6 @@ def static_tiny_explorer(sentences=None, hs=None, d_ks=None, layers=(1, 2),
 
 def static_minilm_explorer(sentences=None, layers=(1, 2, 3, 4, 5, 6)) -> W.VBox:
     """The real model's 12 heads per layer for a page without a kernel."""
-    from . import explorer as ex
 
     sentences = list(sentences or ex.EXAMPLES)
     return precomputed_explorer(

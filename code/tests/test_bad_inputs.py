@@ -16,7 +16,8 @@ import torch
 import torch.nn.functional as F
 
 import mhacourse as mc
-from mhacourse import bert, checks, explorer as ex, gqa
+from mhacourse import bert, checks, gqa
+from mhacourse import explorer as ex
 from mhacourse import reference_np as rnp
 from mhacourse._validate import InputError, InputTypeError
 from mhacourse.widgets import AttentionExplorer
@@ -732,8 +733,8 @@ def test_explorer_shows_an_unexpected_error_as_one_line(monkeypatch):
 
 def _api_examples():
     """The (code, message) pairs of the API page's list of errors."""
-    from pathlib import Path
     import re
+    from pathlib import Path
 
     page = Path(__file__).resolve().parents[2] / "chapters" / "api.md"
     text = page.read_text().split("(api-errors)=", 1)[1]
@@ -766,7 +767,8 @@ def test_weights_changed_in_place_are_checked_again():
     w = mc.random_weights(8, 2)
     mc.multi_head_attention(X, X, X, w, 2)
     w.W_V[1, 1] = float("inf")
-    with pytest.raises(InputError, match=r"w.W_V holds 1 inf value\(s\) \(first at index \(1, 1\)\)"):
+    with pytest.raises(InputError,
+                       match=r"w.W_V holds 1 inf value\(s\) \(first at index \(1, 1\)\)"):
         mc.multi_head_attention(X, X, X, w, 2)
     layer = mc.MultiHeadAttention(8, 2, seed=0)
     layer(X)

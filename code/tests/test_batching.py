@@ -6,7 +6,10 @@ from torch import nn
 
 import mhacourse as mc
 from mhacourse.batching import (
-    attention_dropout, attention_with_dropout, batch_mask, pad_batch,
+    attention_dropout,
+    attention_with_dropout,
+    batch_mask,
+    pad_batch,
 )
 from mhacourse.checks_new_topics import check_batch_mask
 

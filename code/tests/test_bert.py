@@ -16,10 +16,9 @@ pytest.importorskip("safetensors")
 pytest.importorskip("tokenizers")
 
 import mhacourse as mc
+from conftest import max_err
 from mhacourse import bert
 from mhacourse import head_analysis as ha
-
-from conftest import max_err
 
 TOL = 1e-4  # float32, six layers deep
 SENTENCES = list(ha.SENTENCES[:8]) + [
@@ -146,7 +145,8 @@ def test_bad_text(model, texts, match):
 def test_bad_sizes(model):
     with pytest.raises(ValueError, match=r"max_length must be between 3 .* and 512 .*got 600"):
         bert.encode("hello", max_length=600)
-    with pytest.raises(ValueError, match=r"head_mask must have shape \(n_layers, h\) = \(6, 12\).*got shape \(6, 8\)"):
+    with pytest.raises(ValueError, match=r"head_mask must have shape \(n_layers, h\) = "
+                                         r"\(6, 12\).*got shape \(6, 8\)"):
         bert.encode("hello", head_mask=torch.ones(6, 8))
 
 

@@ -7,7 +7,6 @@ import torch
 import mhacourse as mc
 from mhacourse.checks import check_head_weights, check_multi_head, check_split_heads
 
-
 # --- check_head_weights: head i's block of W ---------------------------------
 
 def _cols(W, i, h):

@@ -8,7 +8,6 @@ import torch
 
 from mhacourse.checks import check_previous_token_score, check_row_entropy
 
-
 # ------------------------------------------------- previous-token score
 
 def _sub(A, offset=-1):

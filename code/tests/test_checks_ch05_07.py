@@ -9,7 +9,6 @@ import torch  # noqa: E402
 import mhacourse as mc  # noqa: E402
 from mhacourse import checks  # noqa: E402
 
-
 # ---------------------------------------------------------- check_merge_heads
 
 def _merge_no_flatten(x):

@@ -14,7 +14,6 @@ import mhacourse as mc  # noqa: E402
 from mhacourse import checks  # noqa: E402
 from mhacourse.plotting import ratio_bars  # noqa: E402
 
-
 # ------------------------------------------------------- check_batched_heads
 
 def _batched(split="right", merge="right", scale_by_d_model=False, dim=-1,

@@ -4,9 +4,11 @@ import torch
 
 import mhacourse as mc
 from mhacourse.checks import (
-    check_causal_mask, check_kv_cache, check_layer_norm, check_pre_ln_block,
+    check_causal_mask,
+    check_kv_cache,
+    check_layer_norm,
+    check_pre_ln_block,
 )
-
 
 # ----------------------------------------------------------- LayerNorm
 
@@ -181,6 +183,7 @@ def test_block_and_kv_diagrams_draw():
     import matplotlib
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
+
     from mhacourse.plotting import block_diagram, kv_sharing_diagram
 
     fig, axes = plt.subplots(1, 2)

@@ -6,7 +6,9 @@ from torch import nn
 
 import mhacourse as mc
 from mhacourse.decoder import (
-    cross_attention, decoder_layer, decoder_weights_from_torch,
+    cross_attention,
+    decoder_layer,
+    decoder_weights_from_torch,
 )
 
 D, H = 16, 4

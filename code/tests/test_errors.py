@@ -19,7 +19,8 @@ def x(B=2, L=4, D=8):
     (lambda: mc.MHAConfig(d_model=8, h=-2), r"h \(num_heads\) must be a positive integer; got -2"),
     (lambda: mc.MultiHeadAttention(8, 0), r"must be a positive integer; got 0"),
     (lambda: mc.causal_mask(0), r"L \(query length\) must be a positive integer; got 0"),
-    (lambda: mc.split_heads(torch.randn(4, 8), 2), r"must have 3 axes \(B, L, d_model\); got shape \(4, 8\)"),
+    (lambda: mc.split_heads(torch.randn(4, 8), 2),
+     r"must have 3 axes \(B, L, d_model\); got shape \(4, 8\)"),
     (lambda: mc.merge_heads(torch.randn(4, 8)), r"must have 4 axes"),
     (lambda: mc.padding_mask([3, 0], 4), r"between 1 and S = 4; got \[0\]"),
     (lambda: mc.TransformerBlock(8, 2, activation="tanh"), r"activation must be one of"),
@@ -58,10 +59,12 @@ def test_empty_sentence():
 
 def test_masks_of_the_wrong_shape():
     w = mc.random_weights(8, 2)
-    with pytest.raises(ValueError, match=r"attn_mask must have shape \(L, S\) = \(4, 4\) .*got \(3, 3\)"):
+    with pytest.raises(ValueError,
+                       match=r"attn_mask must have shape \(L, S\) = \(4, 4\) .*got \(3, 3\)"):
         mc.multi_head_attention(x(), x(), x(), w, 2, attn_mask=mc.causal_mask(3))
     with pytest.raises(ValueError, match=r"key_padding_mask must have shape \(B, S\) = \(2, 4\)"):
-        mc.multi_head_attention(x(), x(), x(), w, 2, key_padding_mask=torch.zeros(2, 5, dtype=torch.bool))
+        mc.multi_head_attention(x(), x(), x(), w, 2,
+                                key_padding_mask=torch.zeros(2, 5, dtype=torch.bool))
     with pytest.raises(ValueError, match=r"mask must end in \(L, S\) = \(3, 3\)"):
         mc.scaled_dot_product_attention(torch.randn(3, 2), torch.randn(3, 2), torch.randn(3, 2),
                                         mc.causal_mask(4))

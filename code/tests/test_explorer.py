@@ -4,7 +4,8 @@ import re
 import pytest
 import torch
 
-from mhacourse import bert, explorer as ex
+from mhacourse import bert
+from mhacourse import explorer as ex
 from mhacourse import tiny_model as tm
 from mhacourse.plotting_html import heads_html
 from mhacourse.widgets import AttentionExplorer, static_minilm_explorer, static_tiny_explorer
@@ -98,7 +99,8 @@ def test_static_explorers_hold_every_combination():
     assert [c.description for c in controls.children] == \
         ["Weights", "h (heads)", "d_k", "Layer", "Sentence"]
     assert [c.index for c in controls.children] == [0, 1, 0, 1, 0]  # h = 2, layer 2
-    leaves = stack.children[0].children[1].children[0].children[0].children  # trained, h=2, d_k=8, layer 1
+    # trained, h=2, d_k=8, layer 1
+    leaves = stack.children[0].children[1].children[0].children[0].children
     assert len(leaves) == 2 and n_heads_drawn(leaves[0].value) == 2
     assert "layer 1 of 2" in leaves[0].value
     m = static_minilm_explorer(sentences=ex.EXAMPLES[:1], layers=(1, 6))

@@ -20,7 +20,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import mhacourse as mc
-from mhacourse import bert, checks, explorer as ex, gqa
+from mhacourse import bert, checks, gqa
+from mhacourse import explorer as ex
 from mhacourse import reference_np as rnp
 from mhacourse.masks import to_sdpa_mask
 

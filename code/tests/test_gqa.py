@@ -4,12 +4,14 @@ import torch
 import torch.nn.functional as F
 
 import mhacourse as mc
+from conftest import TOL, max_err
 from mhacourse.gqa import (
-    check_kv_heads, grouped_query_attention, kv_cache_per_token, mean_pool_kv,
+    check_kv_heads,
+    grouped_query_attention,
+    kv_cache_per_token,
+    mean_pool_kv,
     random_gqa_weights,
 )
-
-from conftest import TOL, max_err
 
 
 def inputs(B=2, L=5, S=None, d_model=24, dtype=torch.float64, seed=0):

@@ -7,8 +7,13 @@ import torch
 import mhacourse as mc
 from mhacourse import gqa
 from mhacourse.kv_cache import (
-    KVCache, attention_step, forward_cached, forward_full, from_tiny_model,
-    generate, random_causal_lm,
+    KVCache,
+    attention_step,
+    forward_cached,
+    forward_full,
+    from_tiny_model,
+    generate,
+    random_causal_lm,
 )
 
 

@@ -5,10 +5,9 @@ import torch
 import torch.nn.functional as F
 
 import mhacourse as mc
+from conftest import TOL, max_err
 from mhacourse import reference_np as rnp
 from mhacourse.masks import to_sdpa_mask
-
-from conftest import TOL, max_err
 
 B, L, S, D, H = 3, 7, 5, 24, 4
 
@@ -167,3 +166,29 @@ def test_block_numpy_equals_torch(pre_ln):
     with torch.no_grad():
         want = block(x).numpy()
     assert np.abs(got - want).max() <= 1e-10
+
+
+@pytest.mark.parametrize("pre_ln", [False, True])
+@pytest.mark.parametrize("activation", ["relu", "gelu"])
+def test_block_to_torch_round_trip(pre_ln, activation):
+    """TransformerBlock.to_torch gives PyTorch's layer the same function, and
+    from_torch(to_torch(block)) gives back every weight exactly."""
+    block = mc.TransformerBlock(D, H, d_ff=40, pre_ln=pre_ln, activation=activation,
+                                seed=3).double()
+    with torch.no_grad():
+        for p in block.parameters():  # non-trivial biases and gains
+            p.add_(0.1 * torch.randn(p.shape, dtype=p.dtype))
+    ref = block.to_torch()
+    assert not ref.training and ref.norm_first == pre_ln
+    x = inputs(torch.float64)[0]
+    with torch.no_grad():
+        assert max_err(block(x), ref(x)) <= TOL[torch.float64]
+    back = mc.TransformerBlock.from_torch(ref)
+    for (name, a), (_, b) in zip(block.named_parameters(), back.named_parameters()):
+        assert torch.equal(a, b), name
+
+
+def test_block_copy_weights_refuses_missing_names():
+    block = mc.TransformerBlock(D, H)
+    with pytest.raises(mc.InputError, match="W_1"):
+        block.copy_weights_(block.attn.weights(), W_1=block.W_1)

@@ -1,7 +1,6 @@
 """Positions (mhacourse.positions): permutation equivariance without them,
 sinusoidal and rotary tables, and MiniLM's embedding with positions
 removed or shuffled."""
-import math
 
 import pytest
 import torch
@@ -9,7 +8,10 @@ import torch
 import mhacourse as mc
 from mhacourse.checks_new_topics import check_sinusoidal
 from mhacourse.positions import (
-    embed_with_positions, rotary, rotary_angles, sinusoidal_positions,
+    embed_with_positions,
+    rotary,
+    rotary_angles,
+    sinusoidal_positions,
 )
 
 

@@ -1,6 +1,7 @@
 """Properties that hold for any shapes (hypothesis draws them)."""
 import torch
-from hypothesis import given, settings, strategies as st
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 import mhacourse as mc
 

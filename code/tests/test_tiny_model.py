@@ -45,7 +45,7 @@ def test_targets_on_a_hand_made_example():
     want_kind = ["not scored", "previous", "previous", "lookup", "previous",
                  "lookup", "lookup"]
     assert tasks.targets_reference(words) == list(zip(want_y, want_kind))
-    y, kind = tasks.targets(torch.tensor([tasks.encode(words)]))
+    y, kind = tasks.targets(torch.tensor([tasks.word_ids(words)]))
     assert tasks.decode(y[0, 1:]) == want_y[1:]
     assert [tasks.KIND_NAMES[k] for k in kind[0]] == want_kind
 
@@ -71,11 +71,11 @@ def test_sequences_follow_the_documented_distribution():
 def test_vocabulary_and_tokenizer():
     assert 100 <= len(tasks.VOCAB) <= 300
     assert len(set(tasks.VOCAB)) == len(tasks.VOCAB)
-    assert tasks.tokenize("The animal didn't cross.") == ["the", "animal", "didn't",
+    assert tasks.split_words("The animal didn't cross.") == ["the", "animal", "didn't",
                                                           "cross", "."]
     for s in tasks.EXAMPLE_SENTENCES:
-        assert tasks.UNK_ID not in tasks.encode(s), s
-    assert tasks.encode("the zebra") == [tasks.WORD_TO_ID["the"], tasks.UNK_ID]
+        assert tasks.UNK_ID not in tasks.word_ids(s), s
+    assert tasks.word_ids("the zebra") == [tasks.WORD_TO_ID["the"], tasks.UNK_ID]
 
 
 def test_baselines_are_what_the_docstring_says():

@@ -41,19 +41,19 @@ def test_tiny_tokenizer_file_gives_the_package_ids():
     tok = web_export.tiny_tokenizer()
     for text in TEXTS:
         got = tok.encode(text, add_special_tokens=False).ids
-        assert got == tasks.encode(text), f"{text!r}: {got} != {tasks.encode(text)}"
+        assert got == tasks.word_ids(text), f"{text!r}: {got} != {tasks.word_ids(text)}"
 
 
 def test_tiny_tokenizer_matches_on_random_text():
     """Random strings over letters, digits, punctuation, spaces and a few
-    non-ASCII characters: the tokenizer file and tasks.encode agree."""
+    non-ASCII characters: the tokenizer file and tasks.word_ids agree."""
     rng = np.random.default_rng(0)
     alphabet = list("abcdefghijklmnopqrstuvwxyzABCXYZ0123456789 .,;:'!?-\n\t") + \
         ["é", "ü", "😀", "日", "İ", "ß", "\u00a0"]
     tok = web_export.tiny_tokenizer()
     for _ in range(300):
         text = "".join(rng.choice(alphabet, size=rng.integers(1, 40)))
-        assert tok.encode(text, add_special_tokens=False).ids == tasks.encode(text), repr(text)
+        assert tok.encode(text, add_special_tokens=False).ids == tasks.word_ids(text), repr(text)
 
 
 @pytest.mark.parametrize("h,d_k,trained", [(1, 8, True), (4, 16, True),
@@ -64,7 +64,7 @@ def test_tiny_graph_equals_the_package(tmpdir_module, h, d_k, trained):
     session = ort.InferenceSession(str(path))
     worst, worst_logits = 0.0, 0.0
     for text in TEXTS:
-        ids = tasks.encode(text)[: model.cfg.max_len] or [tasks.UNK_ID]
+        ids = tasks.word_ids(text)[: model.cfg.max_len] or [tasks.UNK_ID]
         out = session.run(None, {"ids": np.array([ids], dtype=np.int64)})
         with torch.no_grad():
             logits, attention = model(torch.tensor([ids]), return_attention=True)
