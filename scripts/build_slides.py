@@ -140,7 +140,8 @@ def glue_values(nb, build: Path, stem: str) -> dict[str, dict]:
         for out in cell.get("outputs", []):
             name = out.get("metadata", {}).get("scrapbook", {}).get("name")
             if name:
-                found[name] = {k.removeprefix(GLUE_PREFIX): v for k, v in out.get("data", {}).items()}
+                found[name] = {k.removeprefix(GLUE_PREFIX): v
+                               for k, v in out.get("data", {}).items()}
     path = build / "jupyter_execute" / "chapters" / f"{stem}.glue.json"
     if path.exists():
         for name, out in json.loads(path.read_text()).items():
@@ -375,7 +376,8 @@ def _img(data: dict, alt: str) -> str:
         svg = "".join(data["image/svg+xml"])
         if not svg.lstrip().startswith("<"):     # already base64
             svg = base64.b64decode(svg).decode()
-        return f'<img src="data:image/svg+xml;base64,{base64.b64encode(svg.encode()).decode()}" alt="{html.escape(alt)}">'
+        b64 = base64.b64encode(svg.encode()).decode()
+        return f'<img src="data:image/svg+xml;base64,{b64}" alt="{html.escape(alt)}">'
     return ""
 
 
@@ -1071,7 +1073,8 @@ def main(argv=None) -> int:
             stems = sorted(p.stem for p in (html_dir / "chapters").glob("[0-9][0-9]_*.html")
                            if (CHAPTERS / f"{p.stem}.ipynb").exists())
         if not stems:
-            raise SlidesError(f"no chapter pages in {html_dir / 'chapters'}: run `make book` first.")
+            raise SlidesError(f"no chapter pages in {html_dir / 'chapters'}: "
+                              "run `make book` first.")
         out_dir = html_dir / "slides"
         out_dir.mkdir(exist_ok=True)
         decks = {}
@@ -1087,7 +1090,8 @@ def main(argv=None) -> int:
             listed = json.loads(m.group(1)) if m else {}
         listed.update(decks)
         listed = {k: v for k, v in sorted(listed.items()) if (out_dir / v["file"]).exists()}
-        manifest.write_text("// Written by scripts/build_slides.py: the chapters that have a deck.\n"
+        manifest.write_text("// Written by scripts/build_slides.py: the chapters that have a "
+                            "deck.\n"
                             f"window.mhaSlideDecks = {json.dumps(listed, indent=1)};\n")
     except SlidesError as err:
         print(f"build_slides: {err.code}", file=sys.stderr)

@@ -2,9 +2,7 @@
 Chromium, with every request that leaves the site blocked."""
 from __future__ import annotations
 
-import io
 import re
-from pathlib import Path
 from urllib.parse import parse_qs, unquote, urlparse
 
 import pytest
@@ -235,7 +233,8 @@ def _figure_scales(browser) -> list:
     """(figure id, natural width, shown width) of each static figure drawn by
     a cell (not the widgets' pictures nor the HTML heatmaps)."""
     return browser.evaluate("""() => [...document.querySelectorAll('.bd-article .cell_output img')]
-        .filter(i => !i.closest('.widget-subarea, .jupyter-widgets, .mha-heads') && i.naturalWidth > 0)
+        .filter(i => !i.closest('.widget-subarea, .jupyter-widgets, .mha-heads')
+                     && i.naturalWidth > 0)
         .map(i => [(i.closest('figure') || {}).id || i.alt.slice(0, 40), i.naturalWidth,
                    i.getBoundingClientRect().width])""")
 

@@ -13,7 +13,8 @@ from test_book import ROOT, toc_files
 
 SLIDES = SITE / "slides"
 CHAPTER_PAGES = [f for f in toc_files()
-                 if re.fullmatch(r"chapters/[0-9][0-9]_[\w-]+", f) and (ROOT / f"{f}.ipynb").exists()]
+                 if re.fullmatch(r"chapters/[0-9][0-9]_[\w-]+", f)
+                 and (ROOT / f"{f}.ipynb").exists()]
 STEMS = [Path(f).name for f in CHAPTER_PAGES]
 
 
@@ -138,11 +139,13 @@ def test_every_slide_fits_the_slide_box(browser, stem):
         return seen;
     }""")
     assert len(found) == decks()[stem]["slides"]
-    assert all(f["height"] == SLIDE_BOX[1] for f in found), \
-        f"{stem}: a slide is not {SLIDE_BOX[1]} px high: {[f for f in found if f['height'] != SLIDE_BOX[1]][:3]}"
+    wrong = [f for f in found if f["height"] != SLIDE_BOX[1]]
+    assert wrong == [], f"{stem}: a slide is not {SLIDE_BOX[1]} px high: {wrong[:3]}"
     over = [(f["at"], f["content"]) for f in found if f["over"] > 1]
-    assert over == [], f"{stem}: slides taller than the {SLIDE_BOX[1]} px box (slide, height): {over}"
-    small = [(f["at"], f["code"]) for f in found if f["code"] is not None and f["code"] < MIN_CODE_PX]
+    assert over == [], \
+        f"{stem}: slides taller than the {SLIDE_BOX[1]} px box (slide, height): {over}"
+    small = [(f["at"], f["code"]) for f in found
+             if f["code"] is not None and f["code"] < MIN_CODE_PX]
     assert small == [], f"{stem}: code smaller than {MIN_CODE_PX} px on slides {small}"
 
 
@@ -150,8 +153,9 @@ def test_long_cells_and_outputs_are_split_for_slides():
     """The rules that keep slides short, on made-up cells: a long code cell over
     several sub-slides, long printed output cut with a pointer to the page, a
     long text over several slides with its heading marked "continued"."""
-    import nbformat
     import sys
+
+    import nbformat
     sys.path.insert(0, str(ROOT / "scripts"))
     import build_slides as bs
 

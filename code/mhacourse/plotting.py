@@ -535,7 +535,7 @@ def head_split_html(x, blocks, title: str = "", arrow_label: str = "") -> str:
         table(f"head {i + 1}",
               ["".join(td(v, column[float(v)]) for v in blocks[i, t]) for t in range(L_b)])
         for i in range(h))
-    return (f"<div style='font:13px sans-serif'>"
+    return ("<div style='font:13px sans-serif'>"
             + (f"<p style='margin:0.2em 0'><strong>{html.escape(title)}</strong></p>"
                if title else "")
             + top
