@@ -22,7 +22,7 @@ printed with the site's print stylesheet (``assets/site/print.css``) to
   before printing); other dropdowns print opened.
 
 ``_build/html/handouts/handouts.js`` lists the handouts
-(``window.mhaHandouts``: file, title, pages) for ``assets/site/handouts-link.js``,
+(``window.mhaHandouts``: file, title, pages) for ``assets/site/chapter-links.js``,
 which puts a "Handout" button on each chapter page; ``handouts.json`` holds the
 same list with what was checked (math, figures, widgets, solutions removed).
 """

@@ -175,8 +175,9 @@ def test_widgets_print_their_picture(tmp_path: Path):
 
 
 def test_every_chapter_page_links_to_its_handout():
-    assert "handouts-link.js" in (ROOT / "_config.yml").read_text(), \
-        "_config.yml must load assets/site/handouts-link.js"
+    assert "chapter-links.js" in (ROOT / "_config.yml").read_text(), \
+        "_config.yml must load assets/site/chapter-links.js (the Handout button)"
+    assert "handouts/handouts.js" in (ROOT / "assets" / "site" / "chapter-links.js").read_text()
     assert "print.css" in (ROOT / "_config.yml").read_text(), \
         "_config.yml must load assets/site/print.css"
     with serve() as base, offline_page(base) as (page, blocked):

@@ -333,7 +333,7 @@ def test_slides_links_name_decks_of_existing_chapters():
             f"a deck for a missing chapter {stem}"
         assert (SITE / "slides" / deck["file"]).exists(), f"decks.js names a missing {deck['file']}"
         assert (SITE / "chapters" / f"{stem}.html").exists(), f"{stem} has a deck but no page"
-    script = ROOT / "assets" / "site" / "slides-link.js"
-    assert "slides-link.js" in str(CONFIG["sphinx"]["config"]["html_js_files"]), \
-        "_config.yml must load assets/site/slides-link.js"
+    script = ROOT / "assets" / "site" / "chapter-links.js"
+    assert "chapter-links.js" in str(CONFIG["sphinx"]["config"]["html_js_files"]), \
+        "_config.yml must load assets/site/chapter-links.js"
     assert "slides/decks.js" in script.read_text()
