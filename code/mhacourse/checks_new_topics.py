@@ -12,15 +12,8 @@ import torch
 
 from .batching import batch_mask
 from .checks import Verdict
+from .checks._verdict import _call as _run  # the learner's function, run once
 from .positions import sinusoidal_positions
-
-
-def _run(fn, *args):
-    """``(result, None)``, or ``(None, Verdict)`` if the learner's code raised."""
-    try:
-        return fn(*args), None
-    except Exception as e:  # the learner's bug, reported in one line
-        return None, Verdict(False, f"your function raised {type(e).__name__}: {e}")
 
 
 def _as_bool_mask(got, B: int, L: int):

@@ -231,11 +231,11 @@ def precomputed_views(sentences=explorer.EXAMPLES) -> dict:
 
 # ----------------------------------------------------------------- manifest
 
-def tiny_entry(h: int, d_k: int, trained: bool, file: Path) -> dict:
+def tiny_entry(model: tm.TinyTransformer, trained: bool, file: Path) -> dict:
     """What the page prints about one tiny model."""
+    h, d_k = model.cfg.h, model.cfg.d_k
     name = tiny_name(h, d_k, trained)
     m = explorer.metrics().get(name, {})
-    model = load_tiny(h, d_k, trained)
     return {"name": name, "h": h, "d_k": d_k, "d_model": h * d_k,
             "trained": trained, "layers": model.cfg.n_layers,
             "max_len": model.cfg.max_len, "params": tm.n_params(model),
@@ -247,11 +247,10 @@ def model_table() -> list[dict]:
     """One row per (h, d_k) the browser explorer offers, in the two modes:
     ``{"mode", "h", "d_k", "d_model", "params", "accuracy", "untrained"}``
     (held-out accuracy of the trained model and of its untrained twin)."""
-    rows = []
+    rows, m = [], explorer.metrics()
     for mode, cells in (("same budget", [(h, BUDGET_D_MODEL // h) for h in BUDGET_H]),
                         ("wider heads", [(h, d_k) for h in WIDE_H for d_k in WIDE_DK])):
         for h, d_k in cells:
-            m = explorer.metrics()
             rows.append({"mode": mode, "h": h, "d_k": d_k, "d_model": h * d_k,
                          "params": tm.n_params(load_tiny(h, d_k, True)),
                          "accuracy": m.get(tiny_name(h, d_k, True), {}).get("accuracy"),
@@ -268,9 +267,9 @@ def build(out: Path, minilm: bool = True, log=print) -> dict:
     entries = []
     for h, d_k in tiny_cells():
         for trained in (True, False):
-            name = tiny_name(h, d_k, trained)
-            path = export_tiny(load_tiny(h, d_k, trained), out / "models" / f"{name}.onnx")
-            entries.append(tiny_entry(h, d_k, trained, path))
+            model = load_tiny(h, d_k, trained)
+            path = export_tiny(model, out / "models" / f"{tiny_name(h, d_k, trained)}.onnx")
+            entries.append(tiny_entry(model, trained, path))
     log(f"exported {len(entries)} tiny models "
         f"({sum(e['bytes'] for e in entries) / 1e6:.1f} MB)")
 
