@@ -266,3 +266,68 @@ def test_layer_head_grid_text_is_at_least_10px(site):
 
 # The explorer page (chapters/explorer) is tested in test_explorer_live.py:
 # every control, typing, bad input, the keyboard, parity with the package.
+
+
+MIN_TEXT_PX = 10       # the smallest figure text a reader should have to read, in CSS px
+
+
+def _figure_images(browser, base: str) -> list:
+    """(figure id, PNG bytes, natural width, shown width) of every static
+    figure a cell drew (as _figure_scales chooses them)."""
+    import base64
+    from urllib.parse import urlparse
+
+    found = []
+    for name, src, natural, shown in browser.evaluate(
+            """() => [...document.querySelectorAll('.bd-article .cell_output img')]
+        .filter(i => !i.closest('.widget-subarea, .jupyter-widgets, .mha-heads')
+                     && i.naturalWidth > 0)
+        .map(i => [(i.closest('figure') || {}).id || i.alt.slice(0, 40), i.currentSrc,
+                   i.naturalWidth, i.getBoundingClientRect().width])"""):
+        if src.startswith("data:"):
+            data = base64.b64decode(src.split(",", 1)[1])
+        else:
+            assert src.startswith(base), f"figure {name} comes from elsewhere: {src}"
+            data = (SITE / unquote(urlparse(src).path).lstrip("/")).read_bytes()
+        found.append((name, data, natural, shown))
+    return found
+
+
+@pytest.mark.parametrize("page", [p for p in NOTEBOOK_PAGES if re.search(r"/\d\d_", p)])
+def test_figure_text_is_at_least_10px_as_shown(site, page):
+    """Every figure records its smallest text in its PNG (mhacourse.figure_text:
+    fontsize * dpi / 72, in image pixels); shown at shown/natural of its size,
+    that text is >= 10 CSS px. A figure without the record fails, unless it has
+    no text at all (then it records "none")."""
+    from mhacourse.figure_text import png_min_text_px
+
+    base, browser, _ = site
+    browser.goto(f"{base}/{page}", wait_until="networkidle")
+    figures = _figure_images(browser, base)
+    small, unmarked = [], []
+    for name, png, natural, shown in figures:
+        try:
+            px = png_min_text_px(png)
+        except (KeyError, ValueError):
+            unmarked.append(name)
+            continue
+        if px is not None and px * shown / natural < MIN_TEXT_PX:
+            small.append((name, round(px * shown / natural, 1)))
+    assert unmarked == [], f"{page}: figures drawn without the text-size record " \
+        f"(call mhacourse.figure_text.install_png_formatter() first): {unmarked}"
+    assert small == [], f"{page}: figure text under {MIN_TEXT_PX} px as shown " \
+        f"(figure, px): {small}"
+
+
+MAX_SCREENS = 16       # a chapter page is at most 16 screens long at 1280 x 900
+
+
+@pytest.mark.parametrize("page", [p for p in NOTEBOOK_PAGES if re.search(r"/\d\d_", p)])
+def test_chapter_page_is_at_most_16_screens(site, page):
+    """At 1280 x 900 a chapter page's document is <= 16 viewport heights
+    (setup, plotting and table code behind toggles; scripts/page_heights.py
+    prints every page's length)."""
+    base, browser, _ = site
+    browser.goto(f"{base}/{page}", wait_until="networkidle")
+    screens = browser.evaluate("() => document.documentElement.scrollHeight") / 900
+    assert screens <= MAX_SCREENS, f"{page} is {screens:.1f} screens long at 1280 x 900"
