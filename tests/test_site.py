@@ -272,16 +272,16 @@ MIN_TEXT_PX = 10       # the smallest figure text a reader should have to read, 
 
 
 def _figure_images(browser, base: str) -> list:
-    """(figure id, PNG bytes, natural width, shown width) of every static
-    figure a cell drew (as _figure_scales chooses them)."""
+    """(figure id or alt text, PNG bytes, natural width, shown width) of every
+    picture shown in the page's article: the cells' figures, the widgets'
+    pictures (the view on show) and the HTML heatmaps' pixel images."""
     import base64
     from urllib.parse import urlparse
 
     found = []
     for name, src, natural, shown in browser.evaluate(
-            """() => [...document.querySelectorAll('.bd-article .cell_output img')]
-        .filter(i => !i.closest('.widget-subarea, .jupyter-widgets, .mha-heads')
-                     && i.naturalWidth > 0)
+            """() => [...document.querySelectorAll('.bd-article img')]
+        .filter(i => i.naturalWidth > 0 && i.getBoundingClientRect().width > 0)
         .map(i => [(i.closest('figure') || {}).id || i.alt.slice(0, 40), i.currentSrc,
                    i.naturalWidth, i.getBoundingClientRect().width])"""):
         if src.startswith("data:"):
@@ -295,10 +295,11 @@ def _figure_images(browser, base: str) -> list:
 
 @pytest.mark.parametrize("page", [p for p in NOTEBOOK_PAGES if re.search(r"/\d\d_", p)])
 def test_figure_text_is_at_least_10px_as_shown(site, page):
-    """Every figure records its smallest text in its PNG (mhacourse.figure_text:
-    fontsize * dpi / 72, in image pixels); shown at shown/natural of its size,
-    that text is >= 10 CSS px. A figure without the record fails, unless it has
-    no text at all (then it records "none")."""
+    """Every picture on the page records its smallest text in its PNG
+    (mhacourse.figure_text: fontsize * dpi / 72, in image pixels); shown at
+    shown/natural of its size, that text is >= 10 CSS px. A picture without
+    the record fails; one with no text records "none" (the HTML heatmaps'
+    pixel images, whose labels are HTML)."""
     from mhacourse.figure_text import png_min_text_px
 
     base, browser, _ = site
@@ -313,8 +314,9 @@ def test_figure_text_is_at_least_10px_as_shown(site, page):
             continue
         if px is not None and px * shown / natural < MIN_TEXT_PX:
             small.append((name, round(px * shown / natural, 1)))
-    assert unmarked == [], f"{page}: figures drawn without the text-size record " \
-        f"(call mhacourse.figure_text.install_png_formatter() first): {unmarked}"
+    assert figures, f"{page}: no pictures found"
+    assert unmarked == [], f"{page}: pictures made without the text-size record " \
+        f"(mhacourse.figure_text: install_png_formatter() or png_with_text_size): {unmarked}"
     assert small == [], f"{page}: figure text under {MIN_TEXT_PX} px as shown " \
         f"(figure, px): {small}"
 

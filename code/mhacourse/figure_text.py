@@ -56,9 +56,10 @@ def min_text_px(fig: matplotlib.figure.Figure, dpi: float | None = None) -> floa
 
 
 def png_with_text_size(fig: matplotlib.figure.Figure, dpi: float | None = None,
-                       **savefig_kwargs) -> bytes:
+                       close: bool = False, **savefig_kwargs) -> bytes:
     """``fig`` as PNG bytes (``bbox_inches="tight"``), with its
-    :func:`min_text_px` at that dpi stored under :data:`TEXT_PX_KEY`."""
+    :func:`min_text_px` at that dpi stored under :data:`TEXT_PX_KEY`;
+    ``close=True`` then closes the figure (for widgets' pictures)."""
     dpi = fig.dpi if dpi is None else dpi
     px = min_text_px(fig, dpi)
     buf = io.BytesIO()
@@ -68,6 +69,9 @@ def png_with_text_size(fig: matplotlib.figure.Figure, dpi: float | None = None,
     kw["metadata"] = {**kw.get("metadata", {}),
                       TEXT_PX_KEY: NO_TEXT if px is None else f"{px:.2f}"}
     fig.canvas.print_figure(buf, **kw)
+    if close:
+        import matplotlib.pyplot as plt
+        plt.close(fig)
     return buf.getvalue()
 
 
