@@ -23,6 +23,7 @@ once (:func:`forward_full`) or step by step with caches
 """
 from __future__ import annotations
 
+import functools
 import math
 from dataclasses import dataclass, field
 
@@ -150,6 +151,12 @@ class CausalLM:
     def d_model(self) -> int:
         return self.E_tok.shape[1]
 
+    @functools.cached_property
+    def attention_weights(self) -> list[MHAWeights]:
+        """Each layer's attention weights as an :class:`~mhacourse.MHAWeights`
+        (made once: decoding reads them at every step)."""
+        return [layer_weights(p) for p in self.layers]
+
     @property
     def d_k(self) -> int:
         return self.d_model // self.h
@@ -231,10 +238,10 @@ def forward_full(model: CausalLM, ids: torch.Tensor) -> torch.Tensor:
     L = ids.shape[1]
     x = model.E_tok[ids] + model.E_pos[:L]  # (B, L, d_model)
     mask = torch.ones(L, L, dtype=torch.bool).triu(1)  # (L, L), True = blocked
-    for p in model.layers:
+    for p, w in zip(model.layers, model.attention_weights):
         z = layer_norm(x, p["gamma_1"], p["beta_1"], model.eps)
-        a, _ = grouped_query_attention(z, z, z, layer_weights(p), model.h,
-                                       model.h_kv, attn_mask=mask)
+        a, _ = grouped_query_attention(z, z, z, w, model.h, model.h_kv,
+                                       attn_mask=mask)
         x = x + a
         z = layer_norm(x, p["gamma_2"], p["beta_2"], model.eps)
         x = x + feed_forward(z, p["W_1"], p["b_1"], p["W_2"], p["b_2"],
@@ -251,9 +258,9 @@ def forward_cached(model: CausalLM, ids_new: torch.Tensor,
     _check_ids(model, ids_new, t0)
     n = ids_new.shape[1]
     x = model.E_tok[ids_new] + model.E_pos[t0:t0 + n]  # (B, n, d_model)
-    for p, cache in zip(model.layers, caches):
+    for p, w, cache in zip(model.layers, model.attention_weights, caches):
         z = layer_norm(x, p["gamma_1"], p["beta_1"], model.eps)
-        x = x + attention_step(z, layer_weights(p), model.h, model.h_kv, cache)
+        x = x + attention_step(z, w, model.h, model.h_kv, cache)
         z = layer_norm(x, p["gamma_2"], p["beta_2"], model.eps)
         x = x + feed_forward(z, p["W_1"], p["b_1"], p["W_2"], p["b_2"],
                              model.activation)

@@ -10,34 +10,32 @@ Row-vector convention, as in the paper: ``X`` is (B, L, d_model) and
 Names and their ``torch.nn.MultiheadAttention`` counterparts (that module
 stores weights transposed, as ``y = x @ weight.T + bias``):
 
-=================  =====================================================
-course             ``nn.MultiheadAttention``
-=================  =====================================================
-``d_model``        ``embed_dim``
-``h``              ``num_heads``
-``d_k``            ``head_dim`` (``embed_dim // num_heads``)
-``W_Q, W_K, W_V``  ``in_proj_weight[0:d].T``, ``[d:2d].T``, ``[2d:3d].T``
-``b_Q, b_K, b_V``  ``in_proj_bias[0:d]``, ``[d:2d]``, ``[2d:3d]``
-``W_O, b_O``       ``out_proj.weight.T``, ``out_proj.bias``
-``attn_mask``      ``attn_mask``: (L, S) or (B*h, L, S), bool ``True`` =
-                   blocked, or float added to the scores
-``key_padding_mask`` ``key_padding_mask``: (B, S), ``True`` = padded
-``query, key,``    ``query, key, value`` (``batch_first=True``)
-``value``
-=================  =====================================================
+======================  ================================================
+course                  ``nn.MultiheadAttention``
+======================  ================================================
+``query, key, value``   ``query, key, value`` (``batch_first=True``)
+``d_model``             ``embed_dim``
+``h``                   ``num_heads``
+``d_k``                 ``head_dim`` (``embed_dim // num_heads``)
+``W_Q, W_K, W_V``       ``in_proj_weight[0:d].T``, ``[d:2d].T``, ``[2d:3d].T``
+``b_Q, b_K, b_V``       ``in_proj_bias[0:d]``, ``[d:2d]``, ``[2d:3d]``
+``W_O, b_O``            ``out_proj.weight.T``, ``out_proj.bias``
+``attn_mask``           ``attn_mask``: (L, S) or (B*h, L, S), bool with
+                        ``True`` = blocked, or float added to the scores
+``key_padding_mask``    ``key_padding_mask``: (B, S), ``True`` = padded
+``(output, weights)``   ``(attn_output, attn_output_weights)``, with
+                        ``average_attn_weights=False``
+======================  ================================================
 
 One signature for every form of the layer, learned once::
 
     f(query, key, value, w, h, *, attn_mask=None, key_padding_mask=None,
       return_concat=False, allow_nonfinite=False) -> (output, weights)
 
-:func:`multi_head_attention`, :func:`multi_head_attention_loop` and
-:func:`multi_head_attention_fast` here,
-:func:`mhacourse.gqa.grouped_query_attention` (which adds ``h_kv``, the
-number of key/value heads, after ``h``: its ``w.W_K`` and ``w.W_V`` are
-narrower) and :func:`mhacourse.reference_np.multi_head_attention` (the same
-in NumPy) all take it; ``return_concat`` is left out where a form has no
-concat to give (the loop and the fused path).
+The three forms here, :func:`mhacourse.gqa.grouped_query_attention` (which
+adds ``h_kv`` after ``h``; its ``w.W_K``, ``w.W_V`` are narrower) and the
+NumPy twins in :mod:`mhacourse.reference_np` all take it (less
+``return_concat`` where there is no concat: the loop and the fused path).
 """
 from __future__ import annotations
 
