@@ -29,7 +29,8 @@ Teaching (math <- plotting <- widgets):
 
 - :mod:`mhacourse.checks`, :mod:`mhacourse.checks_new_topics` — exercise
   checkers that say what is wrong
-- :mod:`mhacourse.plotting`, :mod:`mhacourse.plotting_html` — figures and HTML heatmaps
+- :mod:`mhacourse.plotting` (one module per kind of picture),
+  :mod:`mhacourse.plotting_html` — figures and HTML heatmaps
 - :mod:`mhacourse.widgets` — controls wired to the plotting functions
 
 Bad input to any of them raises :class:`mhacourse.InputError` (a
