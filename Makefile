@@ -74,7 +74,7 @@ _vendor/.stamp: package.json package-lock.json scripts/vendor_js.py
 
 # The in-browser explorer's models, tokenizers and precomputed views, exported
 # from the package (scripts/export_explorer.py); Sphinx serves _generated/.
-_generated/.stamp: $(VENV)/.book-deps $(wildcard code/mhacourse/*.py) $(wildcard assets/models/*) scripts/export_explorer.py
+_generated/.stamp: $(VENV)/.book-deps $(wildcard code/mhacourse/*.py code/mhacourse/*/*.py) $(wildcard assets/models/*) scripts/export_explorer.py
 	rm -rf _generated
 	$(BIN)/python scripts/export_explorer.py
 	touch $@

@@ -19,7 +19,8 @@ Modules, in course order:
 
 Models and analysis:
 
-- :mod:`mhacourse.bert` — the real all-MiniLM-L6-v2 model, run by the modules above
+- :mod:`mhacourse.bert` — the real all-MiniLM-L6-v2 model, run by the modules above;
+  :mod:`mhacourse.bert_weights` reads its sizes and weights
 - :mod:`mhacourse.head_analysis` — what its heads do: statistics, classes, ablation
 - :mod:`mhacourse.tasks`, :mod:`mhacourse.tiny_model` — tiny models trained in the course
 - :mod:`mhacourse.explorer` — what the attention explorer shows
@@ -30,7 +31,8 @@ Teaching (math <- plotting <- widgets):
 
 - :mod:`mhacourse.checks`, :mod:`mhacourse.checks_new_topics` — exercise
   checkers that say what is wrong
-- :mod:`mhacourse.plotting`, :mod:`mhacourse.plotting_html` — figures and HTML heatmaps
+- :mod:`mhacourse.plotting` (one module per kind of picture),
+  :mod:`mhacourse.plotting_html` — figures and HTML heatmaps
 - :mod:`mhacourse.widgets` — controls wired to the plotting functions
 
 Bad input to any of them raises :class:`mhacourse.InputError` (a

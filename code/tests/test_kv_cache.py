@@ -37,10 +37,10 @@ def test_cached_decoding_equals_full_recomputation(h_kv, dtype, tol):
 def test_tiny_model_cached_equals_its_own_forward():
     from mhacourse import explorer as ex
     from mhacourse import tasks
-    tiny = ex.tiny_model(4, 8, trained=True)
+    tiny = ex.tiny_model_for(4, 8, trained=True)
     tiny = type(tiny)(tiny.cfg).double().eval()  # a float64 copy
     tiny.load_state_dict({k: v.double() for k, v in
-                          ex.tiny_model(4, 8, trained=True).state_dict().items()})
+                          ex.tiny_model_for(4, 8, trained=True).state_dict().items()})
     lm = from_tiny_model(tiny)
     ids = tasks.sample(3, generator=torch.Generator().manual_seed(0))[0]
     with torch.no_grad():
