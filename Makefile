@@ -30,9 +30,12 @@ test-quick: $(VENV)/.test-deps
 	$(BIN)/python -m pytest code/tests -q
 
 # The book builds the outputs-free .ipynb; an edited chapter .md regenerates
-# its .ipynb first, so `make book` always shows the edit.
-chapters/%.ipynb: chapters/%.md $(VENV)/.book-deps
+# its .ipynb first, so `make book` always shows the edit. The .md's Colab cell
+# names no repository: scripts/colab_cell.py fills in _config.yml's
+# repository url and branch (what Colab clones) in the .ipynb.
+chapters/%.ipynb: chapters/%.md _config.yml scripts/colab_cell.py $(VENV)/.book-deps
 	$(BIN)/jupytext --to ipynb --update $< -o $@ -q
+	$(BIN)/python scripts/colab_cell.py $@
 
 # The execution cache keys on each chapter's cells only; every chapter imports
 # the package, so when code/mhacourse changes, the cache is dropped and every
@@ -48,9 +51,11 @@ _build/.package-hash: FORCE
 FORCE:
 
 # Regenerate the outputs-free .ipynb of each chapter from its MyST .md (or the
-# .md from an .ipynb edited in Jupyter, whichever is newer).
+# .md from an .ipynb edited in Jupyter, whichever is newer); then the Colab
+# cells: _config.yml's repository in the .ipynb, the placeholders in the .md.
 sync: $(VENV)/.book-deps
 	$(BIN)/jupytext --sync $(NOTEBOOKS)
+	$(BIN)/python scripts/colab_cell.py $(IPYNBS) $(NOTEBOOKS)
 
 $(VENV)/.book-deps: requirements.txt code/pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)

@@ -5,6 +5,7 @@ Modules, in course order:
 - :mod:`mhacourse.attention` — one head: scaled dot-product attention
 - :mod:`mhacourse.masks` — causal and padding masks (``True`` = blocked)
 - :mod:`mhacourse.heads` — split ``d_model`` into ``h`` heads and merge them back
+- :mod:`mhacourse.tensors` — small exact (float64) matrices for the worked examples
 - :mod:`mhacourse.multihead` — multi-head attention (loop and batched), ``W_O``
 - :mod:`mhacourse.cost` — a layer's parameters and the FLOPs of its matrix products
 - :mod:`mhacourse.machine` — the CPU a timing ran on (chapters and benchmarks)

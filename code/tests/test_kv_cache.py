@@ -80,9 +80,9 @@ def test_attention_step_one_token_needs_no_mask_and_matches_gqa():
     g = torch.Generator().manual_seed(0)
     W = gqa.random_gqa_weights(16, 4, 2, seed=0, dtype=torch.float64)
     x = torch.randn(1, 6, 16, generator=g, dtype=torch.float64)
-    ref, _ = gqa.grouped_query_attention(x, x, x, *W, 4, 2, mc.causal_mask(6))
+    ref, _ = gqa.grouped_query_attention(x, x, x, W, 4, 2, attn_mask=mc.causal_mask(6))
     cache = KVCache(1, 2, 4, 6, torch.float64)
-    out = torch.cat([attention_step(x[:, t:t + 1], *W, 4, 2, cache)
+    out = torch.cat([attention_step(x[:, t:t + 1], W, 4, 2, cache)
                      for t in range(6)], dim=1)
     assert torch.allclose(out, ref, atol=1e-12)
 
