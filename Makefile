@@ -30,9 +30,12 @@ test-quick: $(VENV)/.test-deps
 	$(BIN)/python -m pytest code/tests -q
 
 # The book builds the outputs-free .ipynb; an edited chapter .md regenerates
-# its .ipynb first, so `make book` always shows the edit.
-chapters/%.ipynb: chapters/%.md $(VENV)/.book-deps
+# its .ipynb first, so `make book` always shows the edit. The .md's Colab cell
+# names no repository: scripts/colab_cell.py fills in _config.yml's
+# repository url and branch (what Colab clones) in the .ipynb.
+chapters/%.ipynb: chapters/%.md _config.yml scripts/colab_cell.py $(VENV)/.book-deps
 	$(BIN)/jupytext --to ipynb --update $< -o $@ -q
+	$(BIN)/python scripts/colab_cell.py $@
 
 # The execution cache keys on each chapter's cells only; every chapter imports
 # the package, so when code/mhacourse changes, the cache is dropped and every
@@ -51,9 +54,11 @@ _build/.package-hash: FORCE
 FORCE:
 
 # Regenerate the outputs-free .ipynb of each chapter from its MyST .md (or the
-# .md from an .ipynb edited in Jupyter, whichever is newer).
+# .md from an .ipynb edited in Jupyter, whichever is newer); then the Colab
+# cells: _config.yml's repository in the .ipynb, the placeholders in the .md.
 sync: $(VENV)/.book-deps
 	$(BIN)/jupytext --sync $(NOTEBOOKS)
+	$(BIN)/python scripts/colab_cell.py $(IPYNBS) $(NOTEBOOKS)
 
 $(VENV)/.book-deps: requirements.txt code/pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -72,7 +77,7 @@ _vendor/.stamp: package.json package-lock.json scripts/vendor_js.py
 
 # The in-browser explorer's models, tokenizers and precomputed views, exported
 # from the package (scripts/export_explorer.py); Sphinx serves _generated/.
-_generated/.stamp: $(VENV)/.book-deps $(wildcard code/mhacourse/*.py) $(wildcard assets/models/*) scripts/export_explorer.py
+_generated/.stamp: $(VENV)/.book-deps $(wildcard code/mhacourse/*.py code/mhacourse/*/*.py) $(wildcard assets/models/*) scripts/export_explorer.py
 	rm -rf _generated
 	$(BIN)/python scripts/export_explorer.py
 	touch $@

@@ -106,8 +106,8 @@ def layer(d: int, h: int):
     w = mc.random_weights(d, h, seed=0)
     mha_eval = mc.to_torch(w, h).eval()
     mha_train = mc.to_torch(w, h).train()  # dropout is 0: same numbers
-    wn = {k: (None if t is None else t.numpy().copy())
-          for k, t in vars(w).items()}
+    wn = rnp.MHAWeights(**{k: (None if t is None else t.numpy().copy())
+                           for k, t in vars(w).items()})
     return w, mha_eval, mha_train, wn
 
 
@@ -123,8 +123,6 @@ def methods(x: torch.Tensor, h: int, names=tuple(METHODS)) -> dict:
     xn = x.numpy()
     Wi, bi = mha.in_proj_weight, mha.in_proj_bias
     Wo, bo = mha.out_proj.weight, mha.out_proj.bias
-    np_w = [wn[k] for k in ("W_Q", "W_K", "W_V", "W_O")]
-    np_b = {k: wn[k] for k in ("b_Q", "b_K", "b_V", "b_O")}
     table = {
         "ref": lambda: torch_fused(x, Wi, bi, Wo, bo, h),
         "fast": lambda: mc.multi_head_attention_fast(x, x, x, w, h)[0],
@@ -133,7 +131,7 @@ def methods(x: torch.Tensor, h: int, names=tuple(METHODS)) -> dict:
         "mha_nw": lambda: mha(x, x, x, need_weights=False)[0],
         "mha_w": lambda: mha(x, x, x, need_weights=True)[0],
         "mha_nw_train": lambda: mha_tr(x, x, x, need_weights=False)[0],
-        "numpy": lambda: rnp.multi_head_attention(xn, *np_w, h, **np_b)[0],
+        "numpy": lambda: rnp.multi_head_attention(xn, xn, xn, wn, h)[0],
     }
     return {n: table[n] for n in names}
 

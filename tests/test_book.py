@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import json
 import re
+import sys
 from pathlib import Path
 
 import jupytext
@@ -10,6 +11,9 @@ import pytest
 import yaml
 
 ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT / "scripts"))
+import colab_cell  # noqa: E402  (scripts/colab_cell.py)
+
 CHAPTERS = sorted((ROOT / "chapters").glob("[0-9][0-9]_*.md"))
 NOTEBOOKS = CHAPTERS + [ROOT / "chapters" / "explorer.md"]
 
@@ -33,7 +37,11 @@ def test_chapter_md_and_ipynb_are_in_sync(md: Path):
     ipynb = md.with_suffix(".ipynb")
     assert ipynb.exists(), f"{ipynb.name} is missing: run `make sync`"
     text_nb, saved_nb = jupytext.read(md), jupytext.read(ipynb)
-    ours = [(c.cell_type, c.source.strip()) for c in text_nb.cells]
+    # the same cells, but for the Colab cell's repository: the .ipynb has
+    # _config.yml's url and branch where the .md has placeholders
+    url, branch = colab_cell.repository()
+    ours = [(c.cell_type, colab_cell.fill(c.source.strip(), url, branch))
+            for c in text_nb.cells]
     theirs = [(c.cell_type, c.source.strip()) for c in saved_nb.cells]
     assert ours == theirs, f"{md.name} and {ipynb.name} differ: run `make sync`"
     raw = json.loads(ipynb.read_text())

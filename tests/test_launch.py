@@ -16,7 +16,7 @@ import pytest
 import yaml
 
 from site_browser import SITE
-from test_book import ROOT, toc_files
+from test_book import ROOT, colab_cell, toc_files
 
 CONFIG = yaml.safe_load((ROOT / "_config.yml").read_text())
 REPO_URL = CONFIG["repository"]["url"].rstrip("/")
@@ -54,11 +54,18 @@ def test_first_code_cell_is_the_hidden_colab_install(path: Path):
         f"{path.name}: the Colab cell must be tagged remove-cell (hidden on the site)"
     assert 'if "google.colab" in sys.modules:' in cell.source, \
         f"{path.name}: the first code cell must install only inside Colab"
-    m = re.search(r"!git clone -q --depth 1 (\S+) (\S+)", cell.source)
+    m = re.search(r"!git clone -q --depth 1 --branch (\S+) (\S+) (\S+)", cell.source)
     assert m, f"{path.name}: the first code cell must clone the course repository"
-    assert m.group(1).rstrip("/").removesuffix(".git") == REPO_URL, \
-        f"{path.name} clones {m.group(1)}, but _config.yml's repository is {REPO_URL}"
-    clone = m.group(2)
+    # the .ipynb (what Colab opens) clones exactly _config.yml's repository and
+    # branch; the .md source holds the placeholders scripts/colab_cell.py fills
+    want = ((BRANCH, REPO_URL) if path.suffix == ".ipynb"
+            else ("{repository.branch}", "{repository.url}"))
+    assert (m.group(1), m.group(2)) == want, (
+        f"{path.name} clones {m.group(2)} at {m.group(1)}, not {want[1]} at {want[0]}"
+        + (" (_config.yml's repository): run `make sync`" if path.suffix == ".ipynb"
+           else ": the source must not name the repository; run `make sync`"))
+    assert colab_cell.repository() == (REPO_URL, BRANCH)
+    clone = m.group(3)
     assert f'%pip install -q "{clone}/code[notebook]"' in cell.source, \
         f"{path.name}: the first code cell must install the clone's package"
     assert f'os.environ["MHACOURSE_ASSETS"] = "{clone}/assets"' in cell.source, \
@@ -99,6 +106,63 @@ def _run_colab_cell(source: str, in_colab: bool) -> list[tuple[str, str]]:
         else:
             sys.modules.pop("google.colab", None)
     return calls
+
+
+def _text_files():
+    """Every text file of the repository (not build products or installs)."""
+    skip = {".git", "_build", "node_modules", ".venv", "_vendor", "_generated",
+            "__pycache__", ".ipynb_checkpoints", ".pytest_cache", ".ruff_cache"}
+    for path in sorted(ROOT.rglob("*")):
+        rel = path.relative_to(ROOT)
+        if skip & set(rel.parts) or not path.is_file() or path.is_symlink():
+            continue
+        if path.suffix in {".md", ".py", ".yml", ".yaml", ".toml", ".txt", ".cfg",
+                           ".ipynb", ".json", ".html", ".js", ".css", ""}:
+            yield rel
+
+
+def test_the_repository_address_is_written_once():
+    """_config.yml's repository: is the one place the address is written; the
+    chapters' notebooks get it from there (scripts/colab_cell.py, run by
+    `make book` and `make sync`). No chapter source, document, script or test
+    holds a copy."""
+    allowed = {Path("_config.yml")} | {p.relative_to(ROOT) for p in SOURCES
+                                       if p.suffix == ".ipynb"}
+    copies = []
+    for rel in _text_files():
+        try:
+            text = (ROOT / rel).read_text(encoding="utf-8")
+        except UnicodeDecodeError:
+            continue
+        if ORG_REPO in text and rel not in allowed:
+            copies.append(str(rel))
+    assert not copies, (
+        f"these files write the repository ({ORG_REPO}) themselves; refer to "
+        f"_config.yml's repository: instead: {copies}")
+    notebooks = [p for p in SOURCES if p.suffix == ".ipynb"]
+    assert len(notebooks) >= 16, notebooks
+    for nb in notebooks:  # each clones it once, in its Colab cell
+        assert nb.read_text(encoding="utf-8").count(ORG_REPO) == 1, nb.name
+
+
+def test_the_colab_cell_follows_config(tmp_path: Path):
+    """scripts/colab_cell.py fills in whatever _config.yml says (url and
+    branch) and puts the placeholders back, leaving the rest unchanged."""
+    md = (ROOT / "chapters" / "01_one_head.md").read_text(encoding="utf-8")
+    filled = colab_cell.fill(md, "https://example.org/a/b", "teach-2027")
+    assert ("!git clone -q --depth 1 --branch teach-2027 https://example.org/a/b "
+            "/content/mha-course") in filled
+    assert filled.replace("--branch teach-2027 https://example.org/a/b",
+                          "--branch {repository.branch} {repository.url}") == md
+    assert colab_cell.unfill(filled) == md
+    assert colab_cell.fill(colab_cell.fill(md, REPO_URL, BRANCH), REPO_URL, BRANCH) \
+        == colab_cell.fill(md, REPO_URL, BRANCH)
+    config = tmp_path / "_config.yml"
+    config.write_text("repository:\n  url: https://example.org/x/y/\n  branch: dev\n")
+    assert colab_cell.repository(config) == ("https://example.org/x/y", "dev")
+    config.write_text("repository:\n  url: not-a-url\n")
+    with pytest.raises(SystemExit, match="must be the https address"):
+        colab_cell.repository(config)
 
 
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.name)

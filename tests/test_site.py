@@ -296,11 +296,11 @@ def _figure_images(browser, base: str) -> list:
 @pytest.mark.parametrize("page", [p for p in NOTEBOOK_PAGES if re.search(r"/\d\d_", p)])
 def test_figure_text_is_at_least_10px_as_shown(site, page):
     """Every picture on the page records its smallest text in its PNG
-    (mhacourse.figure_text: fontsize * dpi / 72, in image pixels); shown at
+    (mhacourse.plotting.figure_text: fontsize * dpi / 72, in image pixels); shown at
     shown/natural of its size, that text is >= 10 CSS px. A picture without
     the record fails; one with no text records "none" (the HTML heatmaps'
     pixel images, whose labels are HTML)."""
-    from mhacourse.figure_text import png_min_text_px
+    from mhacourse.plotting.figure_text import png_min_text_px
 
     base, browser, _ = site
     browser.goto(f"{base}/{page}", wait_until="networkidle")
@@ -316,7 +316,8 @@ def test_figure_text_is_at_least_10px_as_shown(site, page):
             small.append((name, round(px * shown / natural, 1)))
     assert figures, f"{page}: no pictures found"
     assert unmarked == [], f"{page}: pictures made without the text-size record " \
-        f"(mhacourse.figure_text: install_png_formatter() or png_with_text_size): {unmarked}"
+        f"(mhacourse.plotting.figure_text: install_png_formatter or " \
+        f"png_with_text_size): {unmarked}"
     assert small == [], f"{page}: figure text under {MIN_TEXT_PX} px as shown " \
         f"(figure, px): {small}"
 

@@ -5,6 +5,7 @@ Modules, in course order:
 - :mod:`mhacourse.attention` — one head: scaled dot-product attention
 - :mod:`mhacourse.masks` — causal and padding masks (``True`` = blocked)
 - :mod:`mhacourse.heads` — split ``d_model`` into ``h`` heads and merge them back
+- :mod:`mhacourse.tensors` — small exact (float64) matrices for the worked examples
 - :mod:`mhacourse.multihead` — multi-head attention (loop and batched), ``W_O``
 - :mod:`mhacourse.cost` — a layer's parameters and the FLOPs of its matrix products
 - :mod:`mhacourse.machine` — the CPU a timing ran on (chapters and benchmarks)
@@ -18,7 +19,8 @@ Modules, in course order:
 
 Models and analysis:
 
-- :mod:`mhacourse.bert` — the real all-MiniLM-L6-v2 model, run by the modules above
+- :mod:`mhacourse.bert` — the real all-MiniLM-L6-v2 model, run by the modules above;
+  :mod:`mhacourse.bert_weights` reads its sizes and weights
 - :mod:`mhacourse.head_analysis` — what its heads do: statistics, classes, ablation
 - :mod:`mhacourse.tasks`, :mod:`mhacourse.tiny_model` — tiny models trained in the course
 - :mod:`mhacourse.explorer` — what the attention explorer shows
@@ -29,7 +31,8 @@ Teaching (math <- plotting <- widgets):
 
 - :mod:`mhacourse.checks`, :mod:`mhacourse.checks_new_topics` — exercise
   checkers that say what is wrong
-- :mod:`mhacourse.plotting`, :mod:`mhacourse.plotting_html` — figures and HTML heatmaps
+- :mod:`mhacourse.plotting` (one module per kind of picture),
+  :mod:`mhacourse.plotting_html` — figures and HTML heatmaps
 - :mod:`mhacourse.widgets` — controls wired to the plotting functions
 
 Bad input to any of them raises :class:`mhacourse.InputError` (a

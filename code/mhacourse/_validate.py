@@ -29,8 +29,8 @@ from typing import TYPE_CHECKING, Sequence
 import numpy as np
 import torch
 
-if TYPE_CHECKING:  # the annotation only; bert imports this module
-    from .bert import Bert
+if TYPE_CHECKING:  # the annotation only; bert_weights imports this module
+    from .bert_weights import Bert
 
 #: A float mask value at or below this blocks a key (BERT's old -10000; a
 #: dtype's most negative number; -inf).
@@ -365,7 +365,7 @@ def check_head_mask(head_mask, config, shape=None) -> torch.Tensor | None:
 
 def check_model(model) -> "Bert":
     """``model`` if it is a loaded :class:`Bert` (``None``: the default model)."""
-    from .bert import Bert, load_model  # here: bert imports this module
+    from .bert_weights import Bert, load_model  # here: bert_weights imports this module
 
     if model is None:
         return load_model()

@@ -114,17 +114,17 @@ def check_sizes(h, d_k) -> tuple[int, int]:
     return h, d_k
 
 
-def tiny_model(h: int, d_k: int, trained: bool):
+def tiny_model_for(h: int, d_k: int, trained: bool):
     """Load (cached) the tiny model for (h, d_k), trained or at initialisation."""
     h, d_k = check_sizes(h, d_k)
     if not isinstance(trained, bool):
         raise InputTypeError(f"trained must be True or False; got "
                              f"{describe(trained)}.")
-    return _tiny_model(h, d_k, trained)
+    return _cached_tiny_model(h, d_k, trained)
 
 
 @functools.lru_cache(maxsize=64)
-def _tiny_model(h: int, d_k: int, trained: bool):
+def _cached_tiny_model(h: int, d_k: int, trained: bool):
     if trained and (h not in GRID_H or d_k not in GRID_DK):
         raise InputError(
             f"No trained model for h = {h}, d_k = {d_k}: trained models exist for "
@@ -184,7 +184,7 @@ def tiny_view(sentence: str, h: int, d_k: int, trained: bool = True,
     words = tasks.split_words(sentence)
     if not words:
         raise InputError("Type a sentence: no words were found in the text.")
-    model = tiny_model(h, d_k, trained)
+    model = tiny_model_for(h, d_k, trained)
     if len(words) > model.cfg.max_len:
         raise InputError(f"The sentence has {len(words)} tokens; the tiny models read "
                          f"at most {model.cfg.max_len}. Shorten it.")

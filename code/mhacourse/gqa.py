@@ -12,9 +12,11 @@ per group; query head ``i`` reads key/value head ``i // g``::
 - in between: grouped-query attention (Ainslie et al. 2023, "GQA: Training
   Generalized Multi-Query Transformer Models from Multi-Head Checkpoints").
 
-Shapes (row vectors, ``x @ W`` as in the rest of the package):
-``W_Q`` (d_model, h*d_k), ``W_K``, ``W_V`` (d_model, h_kv*d_k),
-``W_O`` (h*d_k, d_model), with ``d_k = d_model // h``. Only ``W_K`` and
+Shapes (row vectors, ``x @ W`` as in the rest of the package), held in an
+:class:`~mhacourse.MHAWeights` ``w``: ``W_Q`` (d_model, h*d_k), ``W_K``,
+``W_V`` (d_model, h_kv*d_k), ``W_O`` (h*d_k, d_model), with
+``d_k = d_model // h``. :func:`grouped_query_attention` takes
+:func:`~mhacourse.multi_head_attention`'s arguments, plus ``h_kv`` after ``h``. Only ``W_K`` and
 ``W_V`` shrink, and with them what a decoder must keep per token: its
 key/value cache, ``2 * n_layers * h_kv * d_k`` numbers per token.
 
@@ -26,18 +28,19 @@ from __future__ import annotations
 
 import torch
 
-from ._validate import (
-    InputError,
-    check_finite,
-    check_heads,
-    check_mask,
-    check_positive_int,
-    check_same_dtype,
-    check_tensor,
-)
-from .attention import scaled_dot_product_attention
+from ._validate import InputError, check_heads, check_positive_int, check_tensor
+from .attention import attention_core
 from .heads import merge_heads, split_heads
-from .multihead import MAX_D_MODEL, check_batch_first, check_dtype
+from .masks import combine_masks
+from .multihead import (
+    MAX_D_MODEL,
+    MHAWeights,
+    _check_inputs,
+    _unbatched,
+    check_dtype,
+    output_projection,
+    project,
+)
 
 
 def check_kv_heads(h: int, h_kv: int) -> int:
@@ -55,108 +58,60 @@ def check_kv_heads(h: int, h_kv: int) -> int:
     return h // h_kv
 
 
-def _check_weight(name: str, W, want: tuple[int, int], meaning: str) -> None:
-    check_tensor(name, W, ndim=2, legend=meaning)
-    if tuple(W.shape) != want:
-        raise InputError(
-            f"{name} must have shape {meaning} = {want}; got {tuple(W.shape)}."
-        )
-
-
 def _group_mask(mask, B: int, h: int, h_kv: int, L: int, S: int):
-    """Reshape a mask for (B, h, L, S) scores to the grouped (B, h_kv, g, L, S)."""
-    mask = check_mask("mask", mask)
-    if mask.ndim == 2 and tuple(mask.shape) == (L, S):
-        return mask  # (L, S): broadcasts over every leading axis
-    if mask.ndim == 4 and mask.shape[0] in (1, B) and mask.shape[1] in (1, h):
-        m = mask.expand(B, h, L, S) if mask.shape[-2:] == (L, S) else mask
-        if tuple(m.shape) == (B, h, L, S):
-            return m.reshape(B, h_kv, h // h_kv, L, S)  # (B, h_kv, g, L, S)
-    raise InputError(
-        f"mask must have shape (L, S) = ({L}, {S}) or (B or 1, h or 1, L, S) "
-        f"= ({B}, {h}, {L}, {S}), True = blocked; got {tuple(mask.shape)}."
-    )
+    """A (B or 1, h or 1, L, S) mask (:func:`mhacourse.masks.combine_masks`)
+    for the grouped (B, h_kv, g, L, S) scores."""
+    if mask is None or mask.shape[1] == 1:
+        return None if mask is None else mask[:, :, None]  # (B or 1, 1, 1, L, S)
+    return mask.expand(B, h, L, S).reshape(B, h_kv, h // h_kv, L, S)
 
 
-def _check_gqa(query, key, value, W_Q, W_K, W_V, W_O, h, h_kv):
-    """Check :func:`grouped_query_attention`'s input; return (g, d_model, d_k)."""
-    g = check_kv_heads(h, h_kv)
-    _check_weight("W_Q", W_Q, (W_Q.shape[0], W_Q.shape[0])
-                  if isinstance(W_Q, torch.Tensor) and W_Q.ndim == 2 else (),
-                  "(d_model, h*d_k)")
-    d_model = W_Q.shape[0]
-    d_k = check_heads(d_model, h)
-    _check_weight("W_K", W_K, (d_model, h_kv * d_k), "(d_model, h_kv*d_k)")
-    _check_weight("W_V", W_V, (d_model, h_kv * d_k), "(d_model, h_kv*d_k)")
-    _check_weight("W_O", W_O, (d_model, d_model), "(h*d_k, d_model)")
-    for name, t in (("query", query), ("key", key), ("value", value)):
-        check_tensor(name, t, ndim=(2, 3), legend="(B, tokens, d_model)")
-    if len({query.ndim, key.ndim, value.ndim}) > 1:
-        raise InputError(
-            "query, key and value must all be batched (B, tokens, d_model) or "
-            f"all unbatched (tokens, d_model); got shapes {tuple(query.shape)}, "
-            f"{tuple(key.shape)}, {tuple(value.shape)}.")
-    if query.ndim == 2:
-        return g, d_model, d_k  # checked again with the batch axis added
-    for name, t in (("query", query), ("key", key), ("value", value)):
-        if t.shape[-1] != d_model:
-            raise InputError(f"{name} must end in d_model = {d_model} (the "
-                             f"weights' size); got shape {tuple(t.shape)}.")
-        if 0 in t.shape:
-            raise InputError(f"{name} is empty (shape {tuple(t.shape)}): "
-                             "attention needs at least one sequence and token.")
-    check_batch_first(query, key, value)
-    check_same_dtype(query=query, key=key, value=value, W_Q=W_Q, W_K=W_K,
-                     W_V=W_V, W_O=W_O)
-    for name, t in (("query", query), ("key", key), ("value", value),
-                    ("W_Q", W_Q), ("W_K", W_K), ("W_V", W_V), ("W_O", W_O)):
-        check_finite(name, t, option=False)
-    return g, d_model, d_k
-
-
-def grouped_query_attention(query, key, value, W_Q, W_K, W_V, W_O,
-                            h: int, h_kv: int, mask=None):
+@_unbatched
+def grouped_query_attention(
+    query, key, value, w: MHAWeights, h: int, h_kv: int, *,
+    attn_mask=None, key_padding_mask=None, return_concat: bool = False,
+    allow_nonfinite: bool = False,
+):
     """``Concat(head_1..head_h) W_O`` with ``head_i`` using key/value head
-    ``i // (h / h_kv)``; no biases.
+    ``i // (h / h_kv)``.
 
+    :func:`mhacourse.multihead.multi_head_attention`'s signature, with
+    ``h_kv`` (key/value heads) after ``h``; ``w`` holds narrower ``W_K``,
+    ``W_V``, (d_model, h_kv*d_k) (:func:`random_gqa_weights`).
     Shapes: ``query`` (B, L, d_model), ``key``/``value`` (B, S, d_model)
     (or (L, d_model) and (S, d_model) without the batch axis);
-    ``W_Q`` (d_model, d_model), ``W_K``/``W_V`` (d_model, h_kv*d_k),
-    ``W_O`` (d_model, d_model); ``mask`` (L, S) or (B, h, L, S), bool with
-    ``True`` = blocked, or float added to the scores.
+    ``attn_mask`` (L, S) or (B*h, L, S), bool with ``True`` = blocked, or
+    float added to the scores; ``key_padding_mask`` (B, S), ``True`` = padded.
     Returns ``(output (B, L, d_model), weights (B, h, L, S))``, rows of the
-    weights summing to 1. ``h_kv = h`` gives :func:`multi_head_attention`'s
+    weights summing to 1 (and ``concat`` (B, L, d_model) with
+    ``return_concat=True``). ``h_kv = h`` gives :func:`multi_head_attention`'s
     numbers; ``h_kv = 1`` is multi-query attention.
     """
-    g, _, d_k = _check_gqa(query, key, value, W_Q, W_K, W_V, W_O, h, h_kv)
-    if query.ndim == 2:  # one sequence
-        if mask is not None:
-            mask = check_mask("mask", mask)
-        m = mask if mask is None or mask.ndim == 2 else mask[None]
-        out, A = grouped_query_attention(query[None], key[None], value[None],
-                                         W_Q, W_K, W_V, W_O, h, h_kv, m)
-        return out[0], A[0]
+    g = check_kv_heads(h, h_kv)
+    d_k = _check_inputs(query, key, value, w, h, allow_nonfinite, h_kv)
     B, L, _ = query.shape
     S = key.shape[1]
-    Q = split_heads(query @ W_Q, h)  # (B, h, L, d_k)
-    K = split_heads(key @ W_K, h_kv)  # (B, h_kv, S, d_k): the cached keys
-    V = split_heads(value @ W_V, h_kv)  # (B, h_kv, S, d_k): the cached values
+    mask = combine_masks(attn_mask, key_padding_mask, B, h, L, S)  # or None
+    Q = split_heads(project(query, w.W_Q, w.b_Q), h)  # (B, h, L, d_k)
+    K = split_heads(project(key, w.W_K, w.b_K), h_kv)  # (B, h_kv, S, d_k): cached
+    V = split_heads(project(value, w.W_V, w.b_V), h_kv)  # (B, h_kv, S, d_k): cached
     # group the query heads: heads i*g .. i*g+g-1 share key/value head i
     Q = Q.reshape(B, h_kv, g, L, d_k)  # (B, h_kv, g, L, d_k)
     K, V = K[:, :, None], V[:, :, None]  # (B, h_kv, 1, S, d_k): broadcast, no copy
-    if mask is not None:
-        mask = _group_mask(mask, B, h, h_kv, L, S)
-    heads, A = scaled_dot_product_attention(Q, K, V, mask)  # (B, h_kv, g, L, d_k)
-    heads = heads.reshape(B, h, L, d_k)  # (B, h, L, d_k)
-    out = merge_heads(heads) @ W_O  # (B, L, d_model)
-    return out, A.reshape(B, h, L, S)  # (B, h, L, S)
+    mask = _group_mask(mask, B, h, h_kv, L, S)  # (B or 1, h_kv or 1, g or 1, L, S)
+    heads, A = attention_core(Q, K, V, mask)  # (B, h_kv, g, L, d_k)
+    concat = merge_heads(heads.reshape(B, h, L, d_k))  # (B, L, d_model)
+    out = output_projection(concat, w.W_O, w.b_O)  # (B, L, d_model)
+    A = A.reshape(B, h, L, S)  # (B, h, L, S)
+    return (out, A, concat) if return_concat else (out, A)
 
 
 def random_gqa_weights(d_model: int, h: int, h_kv: int, seed: int | None = 0,
-                       dtype: torch.dtype = torch.float32):
-    """Random ``(W_Q, W_K, W_V, W_O)`` for :func:`grouped_query_attention`,
-    entries ~ N(0, 1/d_model). Shapes: (d_model, d_model),
-    (d_model, h_kv*d_k) twice, (d_model, d_model)."""
+                       dtype: torch.dtype = torch.float32) -> MHAWeights:
+    """Random weights for :func:`grouped_query_attention`, no biases, entries
+    ~ N(0, 1/d_model): an :class:`~mhacourse.MHAWeights` with ``W_Q``
+    (d_model, d_model), ``W_K``, ``W_V`` (d_model, h_kv*d_k), ``W_O``
+    (d_model, d_model)."""
     d_k = check_heads(d_model, h)
     check_positive_int("d_model", d_model, MAX_D_MODEL,
                        "memory: d_model x d_model matrices")
@@ -167,7 +122,7 @@ def random_gqa_weights(d_model: int, h: int, h_kv: int, seed: int | None = 0,
     def mat(cols):
         return torch.randn(d_model, cols, generator=gen, dtype=dtype) / d_model**0.5
 
-    return mat(d_model), mat(h_kv * d_k), mat(h_kv * d_k), mat(d_model)
+    return MHAWeights(mat(d_model), mat(h_kv * d_k), mat(h_kv * d_k), mat(d_model))
 
 
 def kv_cache_per_token(n_layers: int, h_kv: int, d_k: int,

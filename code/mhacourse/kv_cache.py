@@ -23,6 +23,7 @@ once (:func:`forward_full`) or step by step with caches
 """
 from __future__ import annotations
 
+import functools
 import math
 from dataclasses import dataclass, field
 
@@ -33,6 +34,7 @@ from .attention import scaled_dot_product_attention
 from .block import feed_forward, layer_norm
 from .gqa import check_kv_heads, grouped_query_attention
 from .heads import merge_heads, split_heads
+from .multihead import MHAWeights, check_weights, project
 
 
 class KVCache:
@@ -84,28 +86,27 @@ class KVCache:
         return 2 * per * self.length
 
 
-def attention_step(x_new, W_Q, W_K, W_V, W_O, h: int, h_kv: int,
-                   cache: KVCache, b_Q=None, b_K=None, b_V=None, b_O=None):
+def attention_step(x_new, w: MHAWeights, h: int, h_kv: int, cache: KVCache):
     """Causal (grouped-query) attention for ``n`` new tokens, reusing the
     cached keys and values of the earlier ones.
 
-    Shapes: ``x_new`` (B, n, d_model), ``W_Q`` (d_model, h*d_k), ``W_K``,
-    ``W_V`` (d_model, h_kv*d_k), ``W_O`` (h*d_k, d_model); biases optional.
+    :func:`mhacourse.gqa.grouped_query_attention`'s ``w, h, h_kv``, for
+    self-attention (one input ``x_new``) with the causal mask built in.
+    Shapes: ``x_new`` (B, n, d_model); ``w.W_Q`` (d_model, h*d_k), ``w.W_K``,
+    ``w.W_V`` (d_model, h_kv*d_k), ``w.W_O`` (h*d_k, d_model); biases optional.
     New query ``i`` sits at position ``t0 + i`` (``t0`` = tokens cached
     before the call) and sees keys ``0 .. t0 + i``. ``h_kv = h`` is MHA.
     Returns (B, n, d_model).
     """
     g = check_kv_heads(h, h_kv)
+    check_weights(w, h, h_kv)
     B, n, d_model = x_new.shape
-    d_k = check_heads(W_Q.shape[1], h)
+    d_k = check_heads(w.W_Q.shape[1], h)
     t0 = cache.length
-
-    def lin(W, b):
-        return x_new @ W if b is None else x_new @ W + b
-
-    Q = split_heads(lin(W_Q, b_Q), h)  # (B, h, n, d_k)
-    K, V = cache.append(split_heads(lin(W_K, b_K), h_kv),  # (B, h_kv, t0+n, d_k)
-                        split_heads(lin(W_V, b_V), h_kv))
+    Q = split_heads(project(x_new, w.W_Q, w.b_Q), h)  # (B, h, n, d_k)
+    K, V = cache.append(split_heads(project(x_new, w.W_K, w.b_K), h_kv),
+                        split_heads(project(x_new, w.W_V, w.b_V), h_kv))
+    # K, V: (B, h_kv, t0+n, d_k), every token so far
     Q = Q.reshape(B, h_kv, g, n, d_k)  # (B, h_kv, g, n, d_k): groups share K, V
     mask = None
     if n > 1:  # several new tokens: block keys after each one's position
@@ -113,8 +114,14 @@ def attention_step(x_new, W_Q, W_K, W_V, W_O, h: int, h_kv: int,
         mask = torch.arange(t0 + n)[None, :] > i  # (n, t0+n), True = blocked
     heads, _ = scaled_dot_product_attention(Q, K[:, :, None], V[:, :, None], mask)
     heads = heads.reshape(B, h, n, d_k)  # (B, h, n, d_k)
-    out = merge_heads(heads) @ W_O  # (B, n, d_model)
-    return out if b_O is None else out + b_O
+    return project(merge_heads(heads), w.W_O, w.b_O)  # (B, n, d_model)
+
+
+def layer_weights(p: dict) -> MHAWeights:
+    """The attention weights of one :class:`CausalLM` layer (``W_Q`` ..
+    ``W_O``, biases ``b_Q`` .. ``b_O`` where the layer has them)."""
+    return MHAWeights(**{k: p.get(k) for k in (
+        "W_Q", "W_K", "W_V", "W_O", "b_Q", "b_K", "b_V", "b_O")})
 
 
 @dataclass
@@ -143,6 +150,12 @@ class CausalLM:
     @property
     def d_model(self) -> int:
         return self.E_tok.shape[1]
+
+    @functools.cached_property
+    def attention_weights(self) -> list[MHAWeights]:
+        """Each layer's attention weights as an :class:`~mhacourse.MHAWeights`
+        (made once: decoding reads them at every step)."""
+        return [layer_weights(p) for p in self.layers]
 
     @property
     def d_k(self) -> int:
@@ -225,27 +238,15 @@ def forward_full(model: CausalLM, ids: torch.Tensor) -> torch.Tensor:
     L = ids.shape[1]
     x = model.E_tok[ids] + model.E_pos[:L]  # (B, L, d_model)
     mask = torch.ones(L, L, dtype=torch.bool).triu(1)  # (L, L), True = blocked
-    for p in model.layers:
+    for p, w in zip(model.layers, model.attention_weights):
         z = layer_norm(x, p["gamma_1"], p["beta_1"], model.eps)
-        if p.get("b_Q") is not None:  # biases: fold them in as inputs to GQA
-            a = _biased_full(z, p, model, mask)
-        else:
-            a, _ = grouped_query_attention(z, z, z, p["W_Q"], p["W_K"], p["W_V"],
-                                           p["W_O"], model.h, model.h_kv, mask)
+        a, _ = grouped_query_attention(z, z, z, w, model.h, model.h_kv,
+                                       attn_mask=mask)
         x = x + a
         z = layer_norm(x, p["gamma_2"], p["beta_2"], model.eps)
         x = x + feed_forward(z, p["W_1"], p["b_1"], p["W_2"], p["b_2"],
                              model.activation)
     return layer_norm(x, model.gamma_f, model.beta_f, model.eps) @ model.W_U
-
-
-def _biased_full(z, p, model: CausalLM, mask):
-    """Full causal MHA with biases (the tiny models' layers), (B, L, d_model)."""
-    Q = split_heads(z @ p["W_Q"] + p["b_Q"], model.h)  # (B, h, L, d_k)
-    K = split_heads(z @ p["W_K"] + p["b_K"], model.h_kv)
-    V = split_heads(z @ p["W_V"] + p["b_V"], model.h_kv)
-    heads, _ = scaled_dot_product_attention(Q, K, V, mask)  # (B, h, L, d_k)
-    return merge_heads(heads) @ p["W_O"] + p["b_O"]  # (B, L, d_model)
 
 
 def forward_cached(model: CausalLM, ids_new: torch.Tensor,
@@ -257,11 +258,9 @@ def forward_cached(model: CausalLM, ids_new: torch.Tensor,
     _check_ids(model, ids_new, t0)
     n = ids_new.shape[1]
     x = model.E_tok[ids_new] + model.E_pos[t0:t0 + n]  # (B, n, d_model)
-    for p, cache in zip(model.layers, caches):
+    for p, w, cache in zip(model.layers, model.attention_weights, caches):
         z = layer_norm(x, p["gamma_1"], p["beta_1"], model.eps)
-        x = x + attention_step(z, p["W_Q"], p["W_K"], p["W_V"], p["W_O"], model.h,
-                               model.h_kv, cache, p.get("b_Q"), p.get("b_K"),
-                               p.get("b_V"), p.get("b_O"))
+        x = x + attention_step(z, w, model.h, model.h_kv, cache)
         z = layer_norm(x, p["gamma_2"], p["beta_2"], model.eps)
         x = x + feed_forward(z, p["W_1"], p["b_1"], p["W_2"], p["b_2"],
                              model.activation)

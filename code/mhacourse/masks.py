@@ -25,7 +25,7 @@ from ._validate import (
 )
 
 __all__ = ["causal_mask", "padding_mask", "to_sdpa_mask", "as_additive",
-           "check_no_blocked_rows", "causal_core"]
+           "check_no_blocked_rows", "causal_core", "combine_masks"]
 
 #: Most entries (L * S) a mask may have: 10**8 bools are 100 MB.
 MAX_MASK_ENTRIES = 10**8
@@ -120,3 +120,46 @@ def as_additive(mask: torch.Tensor, dtype: torch.dtype) -> torch.Tensor:
     return zeros.masked_fill(mask, float("-inf"))
 
 
+def combine_masks(
+    attn_mask, key_padding_mask, B: int, h: int, L: int, S: int,
+) -> torch.Tensor | None:
+    """Merge ``attn_mask`` and ``key_padding_mask`` into one (B, h or 1, L, S)
+    mask (bool ``True`` = blocked, or float additive), as
+    ``nn.MultiheadAttention`` does.
+
+    ``attn_mask``: (L, S) or (B*h, L, S). ``key_padding_mask``: (B, S).
+    Integer masks, 0/1 float masks and rows with every key blocked raise
+    :class:`~mhacourse.InputError`.
+    """
+    mask = None
+    if attn_mask is not None:
+        attn_mask = check_mask("attn_mask", attn_mask)
+        if tuple(attn_mask.shape) == (L, S):
+            mask = attn_mask[None, None]  # (1, 1, L, S)
+        elif tuple(attn_mask.shape) == (B * h, L, S):
+            mask = attn_mask.reshape(B, h, L, S)  # (B, h, L, S)
+        else:
+            raise InputError(
+                f"attn_mask must have shape (L, S) = ({L}, {S}) or "
+                f"(B*h, L, S) = ({B * h}, {L}, {S}); got {tuple(attn_mask.shape)}."
+            )
+    if key_padding_mask is not None:
+        key_padding_mask = check_mask("key_padding_mask", key_padding_mask)
+        if tuple(key_padding_mask.shape) != (B, S):
+            hint = (" It looks transposed: pass key_padding_mask.T."
+                    if tuple(key_padding_mask.shape) == (S, B) else "")
+            raise InputError(
+                f"key_padding_mask must have shape (B, S) = ({B}, {S}), "
+                f"True = padded; got {tuple(key_padding_mask.shape)}.{hint}"
+            )
+        pad = key_padding_mask[:, None, None, :]  # (B, 1, 1, S)
+        if mask is None:
+            mask = pad
+        elif mask.dtype == torch.bool and pad.dtype == torch.bool:
+            mask = mask | pad
+        else:
+            dtype = mask.dtype if mask.dtype != torch.bool else pad.dtype
+            mask = as_additive(mask, dtype) + as_additive(pad, dtype)
+    if mask is not None:
+        check_no_blocked_rows(mask.expand(-1, -1, L, S))
+    return mask

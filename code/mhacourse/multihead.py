@@ -10,18 +10,32 @@ Row-vector convention, as in the paper: ``X`` is (B, L, d_model) and
 Names and their ``torch.nn.MultiheadAttention`` counterparts (that module
 stores weights transposed, as ``y = x @ weight.T + bias``):
 
-=================  =====================================================
-course             ``nn.MultiheadAttention``
-=================  =====================================================
-``d_model``        ``embed_dim``
-``h``              ``num_heads``
-``d_k``            ``head_dim`` (``embed_dim // num_heads``)
-``W_Q, W_K, W_V``  ``in_proj_weight[0:d].T``, ``[d:2d].T``, ``[2d:3d].T``
-``b_Q, b_K, b_V``  ``in_proj_bias[0:d]``, ``[d:2d]``, ``[2d:3d]``
-``W_O, b_O``       ``out_proj.weight.T``, ``out_proj.bias``
-``mask``           ``attn_mask`` (L, S) and ``key_padding_mask`` (B, S),
-                   bool, ``True`` = blocked
-=================  =====================================================
+======================  ================================================
+course                  ``nn.MultiheadAttention``
+======================  ================================================
+``query, key, value``   ``query, key, value`` (``batch_first=True``)
+``d_model``             ``embed_dim``
+``h``                   ``num_heads``
+``d_k``                 ``head_dim`` (``embed_dim // num_heads``)
+``W_Q, W_K, W_V``       ``in_proj_weight[0:d].T``, ``[d:2d].T``, ``[2d:3d].T``
+``b_Q, b_K, b_V``       ``in_proj_bias[0:d]``, ``[d:2d]``, ``[2d:3d]``
+``W_O, b_O``            ``out_proj.weight.T``, ``out_proj.bias``
+``attn_mask``           ``attn_mask``: (L, S) or (B*h, L, S), bool with
+                        ``True`` = blocked, or float added to the scores
+``key_padding_mask``    ``key_padding_mask``: (B, S), ``True`` = padded
+``(output, weights)``   ``(attn_output, attn_output_weights)``, with
+                        ``average_attn_weights=False``
+======================  ================================================
+
+One signature for every form of the layer, learned once::
+
+    f(query, key, value, w, h, *, attn_mask=None, key_padding_mask=None,
+      return_concat=False, allow_nonfinite=False) -> (output, weights)
+
+The three forms here, :func:`mhacourse.gqa.grouped_query_attention` (which
+adds ``h_kv`` after ``h``; its ``w.W_K``, ``w.W_V`` are narrower) and the
+NumPy twins in :mod:`mhacourse.reference_np` all take it (less
+``return_concat`` where there is no concat: the loop and the fused path).
 """
 from __future__ import annotations
 
@@ -40,9 +54,7 @@ from ._validate import (
     check_all_finite,
     check_finite,
     check_heads,
-    check_mask,
     check_ndim,
-    check_no_blocked_rows,
     check_positive_int,
     check_same_dtype,
     check_tensor,
@@ -50,7 +62,7 @@ from ._validate import (
 )
 from .attention import attention_core, scaled_dot_product_attention
 from .heads import merge_heads, split_heads
-from .masks import as_additive, to_sdpa_mask
+from .masks import combine_masks, to_sdpa_mask
 
 #: Largest d_model the package builds weights for: 4 matrices of
 #: 8192 x 8192 float32 numbers are 1 GiB.
@@ -68,7 +80,9 @@ class MHAWeights:
     """The four projections of one multi-head attention layer.
 
     ``W_*`` are (d_model, d_model) and act as ``x @ W``; ``b_*`` are (d_model,)
-    or ``None``.
+    or ``None``. For grouped-query attention (:mod:`mhacourse.gqa`) ``W_K``
+    and ``W_V`` are narrower, (d_model, h_kv*d_k), and ``b_K``, ``b_V``
+    (h_kv*d_k,): the only place the weights of the variants differ.
     """
 
     W_Q: torch.Tensor
@@ -89,9 +103,11 @@ class MHAWeights:
                 f"{describe(self.W_Q)}. Make weights with "
                 "mc.random_weights(d_model, h).")
         d = self.W_Q.shape[0]
+        kv = _kv_width(self.W_K, d)  # d, or h_kv*d_k for grouped-query weights
         for f in fields(self):
             t = getattr(self, f.name)
-            want = (d, d) if f.name.startswith("W") else (d,)
+            cols = kv if f.name[-1] in "KV" else d
+            want = (d, cols) if f.name.startswith("W") else (cols,)
             if t is None and f.name.startswith("b"):
                 continue
             if not isinstance(t, torch.Tensor):
@@ -108,14 +124,22 @@ class MHAWeights:
                     f"{str(self.W_Q.dtype).replace('torch.', '')}: give all "
                     "weights one dtype (`w.to(dtype)`).")
             if tuple(t.shape) != want:
+                kind = ("" if cols == d else
+                        f", W_K's width h_kv*d_k = {kv} for grouped-query weights")
                 raise InputError(
-                    f"{f.name} must have shape {want} (d_model = {d}); "
+                    f"{f.name} must have shape {want} (d_model = {d}{kind}); "
                     f"got {tuple(t.shape)}."
                 )
 
     @property
     def d_model(self) -> int:
         return self.W_Q.shape[0]
+
+    @property
+    def d_kv(self) -> int:
+        """Columns of ``W_K`` and ``W_V``: ``h_kv * d_k`` (``d_model`` for
+        multi-head attention, where ``h_kv = h``)."""
+        return self.W_K.shape[1]
 
     def to(self, dtype: torch.dtype) -> "MHAWeights":
         """The same weights in another dtype (e.g. ``torch.float64``)."""
@@ -125,6 +149,15 @@ class MHAWeights:
             else getattr(self, f.name).to(dtype)
             for f in fields(self)
         })
+
+
+def _kv_width(W_K, d: int) -> int:
+    """The width of ``W_K`` (and ``W_V``): ``d`` = d_model, or a divisor of it
+    (``h_kv * d_k`` divides ``h * d_k``) for grouped-query weights."""
+    if (isinstance(W_K, torch.Tensor) and W_K.ndim == 2 and W_K.shape[0] == d
+            and 0 < W_K.shape[1] <= d and d % W_K.shape[1] == 0):
+        return W_K.shape[1]
+    return d  # anything else: reported against the (d_model, d_model) shape
 
 
 def random_weights(
@@ -244,61 +277,28 @@ def _check_projection(concat, W_O, b_O) -> None:
     # inside the exported core (mha_core)
 
 
-def combine_masks(
-    attn_mask, key_padding_mask, B: int, h: int, L: int, S: int,
-) -> torch.Tensor | None:
-    """Merge ``attn_mask`` and ``key_padding_mask`` into one (B, h or 1, L, S)
-    mask (bool ``True`` = blocked, or float additive), as
-    ``nn.MultiheadAttention`` does.
-
-    ``attn_mask``: (L, S) or (B*h, L, S). ``key_padding_mask``: (B, S).
-    Integer masks, 0/1 float masks and rows with every key blocked raise
-    :class:`~mhacourse.InputError`.
-    """
-    mask = None
-    if attn_mask is not None:
-        attn_mask = check_mask("attn_mask", attn_mask)
-        if tuple(attn_mask.shape) == (L, S):
-            mask = attn_mask[None, None]  # (1, 1, L, S)
-        elif tuple(attn_mask.shape) == (B * h, L, S):
-            mask = attn_mask.reshape(B, h, L, S)  # (B, h, L, S)
-        else:
-            raise InputError(
-                f"attn_mask must have shape (L, S) = ({L}, {S}) or "
-                f"(B*h, L, S) = ({B * h}, {L}, {S}); got {tuple(attn_mask.shape)}."
-            )
-    if key_padding_mask is not None:
-        key_padding_mask = check_mask("key_padding_mask", key_padding_mask)
-        if tuple(key_padding_mask.shape) != (B, S):
-            hint = (" It looks transposed: pass key_padding_mask.T."
-                    if tuple(key_padding_mask.shape) == (S, B) else "")
-            raise InputError(
-                f"key_padding_mask must have shape (B, S) = ({B}, {S}), "
-                f"True = padded; got {tuple(key_padding_mask.shape)}.{hint}"
-            )
-        pad = key_padding_mask[:, None, None, :]  # (B, 1, 1, S)
-        if mask is None:
-            mask = pad
-        elif mask.dtype == torch.bool and pad.dtype == torch.bool:
-            mask = mask | pad
-        else:
-            dtype = mask.dtype if mask.dtype != torch.bool else pad.dtype
-            mask = as_additive(mask, dtype) + as_additive(pad, dtype)
-    if mask is not None:
-        check_no_blocked_rows(mask.expand(-1, -1, L, S))
-    return mask
-
-
-def check_weights(w, h, d_model_from: str = "the weights") -> int:
-    """Check ``w`` is an :class:`MHAWeights` whose d_model ``h`` heads split;
-    return ``d_k``."""
+def check_weights(w, h, h_kv: int | None = None) -> int:
+    """Check ``w`` is an :class:`MHAWeights` whose d_model ``h`` heads split,
+    with ``W_K``, ``W_V`` of ``h_kv * d_k`` columns (``h_kv = h`` when
+    ``None``: multi-head attention); return ``d_k``."""
     if not isinstance(w, MHAWeights):
         hint = (" (it looks like h and w are swapped: the order is query, key, "
                 "value, w, h)" if isinstance(h, MHAWeights) else "")
         raise InputTypeError(
             f"w must be an MHAWeights (from mc.random_weights(d_model, h)); got "
             f"{describe(w)}{hint}.")
-    return check_heads(w.d_model, h)
+    d_k = check_heads(w.d_model, h)
+    if h_kv is None and w.d_kv != w.d_model:
+        raise InputError(
+            f"w.W_K and w.W_V have {w.d_kv} columns, not d_model = {w.d_model}: "
+            f"these are grouped-query weights ({w.d_kv // d_k} key/value heads "
+            f"of d_k = {d_k}); call mc.gqa.grouped_query_attention(query, key, "
+            f"value, w, h, h_kv={w.d_kv // d_k}).")
+    if h_kv is not None and w.d_kv != h_kv * d_k:
+        raise InputError(
+            f"w.W_K must have shape (d_model, h_kv*d_k) = ({w.d_model}, "
+            f"{h_kv * d_k}) for h_kv = {h_kv}; got {tuple(w.W_K.shape)}.")
+    return d_k
 
 
 def check_batch_first(query, key, value) -> None:
@@ -317,8 +317,11 @@ def check_batch_first(query, key, value) -> None:
 
 
 def _check_inputs(query, key, value, w: MHAWeights, h: int,
-                  allow_nonfinite: bool = False):
-    d_k = check_weights(w, h)
+                  allow_nonfinite: bool = False, h_kv: int | None = None) -> int:
+    """The checks every form of multi-head attention makes on its input
+    (the (B, L, d_model) query and (B, S, d_model) key/value, the weights,
+    NaN/inf); ``h_kv`` as in :func:`check_weights`. Returns ``d_k``."""
+    d_k = check_weights(w, h, h_kv)
     for name, t in (("query", query), ("key", key), ("value", value)):
         check_tensor(name, t, ndim=3, legend="(B, tokens, d_model)")
         if t.shape[-1] != w.d_model:
@@ -346,7 +349,15 @@ def _check_inputs(query, key, value, w: MHAWeights, h: int,
 
 def _unbatched(fn):
     """Let ``fn`` also take (L, d_model) inputs, like ``nn.MultiheadAttention``."""
+    params = inspect.signature(fn).parameters.values()
+    n_positional = sum(p.kind == p.POSITIONAL_OR_KEYWORD for p in params)
+
     def wrapper(query, key, value, *args, **kwargs):
+        if 3 + len(args) > n_positional:
+            raise InputTypeError(
+                f"{fn.__name__} takes {n_positional} positional arguments but "
+                f"{3 + len(args)} were given: name the rest, e.g. attn_mask=mask "
+                "(after h, every argument is keyword-only).")
         ndims = [t.ndim if isinstance(t, torch.Tensor) else None
                  for t in (query, key, value)]
         if all(n is not None for n in ndims) and len(set(ndims)) > 1:
@@ -383,7 +394,7 @@ def _unbatched(fn):
 
 @_unbatched
 def multi_head_attention_loop(
-    query, key, value, w: MHAWeights, h: int,
+    query, key, value, w: MHAWeights, h: int, *,
     attn_mask=None, key_padding_mask=None, allow_nonfinite: bool = False,
 ):
     """The explicit form: h separate heads, each with its own W_Q^i, W_K^i, W_V^i.
@@ -415,7 +426,7 @@ def multi_head_attention_loop(
 
 @_unbatched
 def multi_head_attention(
-    query, key, value, w: MHAWeights, h: int,
+    query, key, value, w: MHAWeights, h: int, *,
     attn_mask=None, key_padding_mask=None, return_concat: bool = False,
     allow_nonfinite: bool = False,
 ):
@@ -471,7 +482,7 @@ def _linear(x: torch.Tensor, W: torch.Tensor, b: torch.Tensor | None = None):
 
 @_unbatched
 def multi_head_attention_fast(
-    query, key, value, w: MHAWeights, h: int,
+    query, key, value, w: MHAWeights, h: int, *,
     attn_mask=None, key_padding_mask=None, allow_nonfinite: bool = False,
 ):
     """The batched form with PyTorch's fused kernel for the attention step.
@@ -577,8 +588,10 @@ class MultiHeadAttention(nn.Module):
         key = query if key is None else key
         value = key if value is None else value
         if not need_weights:
-            return multi_head_attention_fast(query, key, value, self.weights(), self.h,
-                                             attn_mask, key_padding_mask)
+            return multi_head_attention_fast(
+                query, key, value, self.weights(), self.h, attn_mask=attn_mask,
+                key_padding_mask=key_padding_mask)
         out, A = multi_head_attention(query, key, value, self.weights(), self.h,
-                                      attn_mask, key_padding_mask)
+                                      attn_mask=attn_mask,
+                                      key_padding_mask=key_padding_mask)
         return out, (A.mean(dim=-3) if average_attn_weights else A)

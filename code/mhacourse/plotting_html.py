@@ -19,21 +19,18 @@ from matplotlib import colormaps
 from PIL import Image
 from PIL.PngImagePlugin import PngInfo
 
-from .figure_text import NO_TEXT, TEXT_PX_KEY
-from .plotting import top_attended
+from ._arrays import to_numpy
+from .plotting.figure_text import NO_TEXT, TEXT_PX_KEY
+from .plotting.heatmaps import top_attended
 
 _VIRIDIS = (colormaps["viridis"](np.linspace(0, 1, 256))[:, :3] * 255).astype(np.uint8)
 
 
-def _np(a) -> np.ndarray:
-    return a.detach().cpu().float().numpy() if hasattr(a, "detach") else np.asarray(a, float)
-
-
 def weights_png(w) -> bytes:
     """(L, S) weights in [0, 1] -> PNG bytes of L x S pixels (viridis). The
-    PNG records that it has no text (see :mod:`mhacourse.figure_text`): its
+    PNG records that it has no text (see :mod:`mhacourse.plotting.figure_text`): its
     labels are HTML around it."""
-    idx = np.clip(np.rint(_np(w) * 255), 0, 255).astype(np.uint8)  # (L, S)
+    idx = np.clip(np.rint(to_numpy(w) * 255), 0, 255).astype(np.uint8)  # (L, S)
     buf = io.BytesIO()
     info = PngInfo()
     info.add_text(TEXT_PX_KEY, NO_TEXT)
@@ -67,7 +64,7 @@ def head_html(w, q_tokens: Sequence[str], k_tokens: Sequence[str], title: str) -
 
     Uses the classes of ``_STYLE``, which :func:`heads_html` includes once.
     """
-    w = _np(w)
+    w = to_numpy(w)
     L, S = w.shape
     c = _cell_px(max(L, S))
     esc = html.escape
@@ -97,7 +94,7 @@ def legend_html() -> str:
 def heads_html(weights, tokens: Sequence[str], titles: Sequence[str] | None = None,
                header: str = "") -> str:
     """All heads of one layer, ``weights`` (h, L, L), with legend and text lines."""
-    w = _np(weights)
+    w = to_numpy(weights)
     titles = titles or [f"head {i + 1}" for i in range(w.shape[0])]
     figures = "".join(head_html(w[i], tokens, tokens, titles[i]) for i in range(w.shape[0]))
     lines = "".join(

@@ -2,8 +2,15 @@
 
 Each function mirrors its PyTorch twin (same name, same shapes, same mask
 convention: boolean ``True`` = blocked) and the tests check they agree.
+:func:`multi_head_attention` and :func:`multi_head_attention_loop` take the
+same arguments as the PyTorch forms, ``(query, key, value, w, h, *,
+attn_mask, key_padding_mask, ...)``, with arrays instead of tensors; the input
+checks are the PyTorch ones, so bad input gets the same message.
 """
 from __future__ import annotations
+
+import inspect
+from dataclasses import dataclass
 
 import numpy as np
 import torch
@@ -21,13 +28,17 @@ from ._validate import (
     describe,
 )
 from .block import check_eps
-from .masks import _check_size
+from .masks import _check_size, combine_masks
 from .masks import padding_mask as torch_padding_mask
+from .multihead import MHAWeights as TorchWeights
+from .multihead import _check_inputs
 
 
-def _arr(name: str, x, min_ndim: int = 1) -> np.ndarray:
+def _arr(name: str, x, min_ndim: int = 1,
+         allow_nonfinite: bool = False) -> np.ndarray:
     """``x`` (an array, list or tensor of real numbers) as a float array with
-    no NaN or inf, or raise :class:`~mhacourse.InputError`."""
+    no NaN or inf (unless ``allow_nonfinite``), or raise
+    :class:`~mhacourse.InputError`."""
     if isinstance(x, torch.Tensor):
         x = x.detach().cpu().numpy()
     try:
@@ -43,7 +54,7 @@ def _arr(name: str, x, min_ndim: int = 1) -> np.ndarray:
     if a.ndim < min_ndim:
         raise InputError(f"{name} needs at least {min_ndim} axes; got shape "
                          f"{a.shape}.")
-    if a.size and not np.isfinite(a).all():
+    if a.size and not allow_nonfinite and not np.isfinite(a).all():
         raise InputError(f"{name} holds NaN or inf (first at index "
                          f"{tuple(int(i) for i in np.argwhere(~np.isfinite(a))[0])}"
                          "): the result would be NaN.")
@@ -152,7 +163,28 @@ def merge_heads(x: np.ndarray) -> np.ndarray:
     return x.transpose(0, 2, 1, 3).reshape(B, L, h * d_k)  # (B, L, d_model)
 
 
+@dataclass
+class MHAWeights:
+    """:class:`mhacourse.MHAWeights` in NumPy: ``W_*`` (d_model, d_model)
+    arrays acting as ``x @ W`` (``W_K``, ``W_V`` may be (d_model, h_kv*d_k)
+    there, not here); ``b_*`` (d_model,) or ``None``. The functions below
+    also take the PyTorch ``MHAWeights`` and read it as NumPy."""
+
+    W_Q: np.ndarray
+    W_K: np.ndarray
+    W_V: np.ndarray
+    W_O: np.ndarray
+    b_Q: np.ndarray | None = None
+    b_K: np.ndarray | None = None
+    b_V: np.ndarray | None = None
+    b_O: np.ndarray | None = None
+
+
+WEIGHT_NAMES = ("W_Q", "W_K", "W_V", "W_O", "b_Q", "b_K", "b_V", "b_O")
+
+
 def _proj(x, W, b):
+    """``x W + b``: (..., d_in) @ (d_in, d_out) -> (..., d_out)."""
     return x @ W if b is None else x @ W + b
 
 
@@ -161,64 +193,140 @@ def _cols(b, c: slice):
     return None if b is None else b[c]
 
 
-def multi_head_attention_loop(X, W_Q, W_K, W_V, W_O, h, mask=None,
-                              b_Q=None, b_K=None, b_V=None, b_O=None):
-    """h explicit heads over self-attention input X (B, L, d_model).
-    Returns (output (B, L, d_model), weights (B, h, L, L))."""
-    X, W_Q, W_K, W_V, W_O, (b_Q, b_K, b_V, b_O) = _check_mha(
-        X, W_Q, W_K, W_V, W_O, h, (b_Q, b_K, b_V, b_O))
-    d_k = check_heads(W_Q.shape[1], h)
+def _attend(Q, K, V, mask):
+    """``softmax(Q K^T / sqrt(d_k) + mask) V`` on checked arrays; ``mask``
+    (B or 1, h or 1, L, S) bool (``True`` = blocked) or additive, or None."""
+    scores = Q @ np.swapaxes(K, -1, -2) / np.sqrt(Q.shape[-1])  # (B, h, L, S)
+    if mask is not None:
+        scores = (np.where(mask, -np.inf, scores) if mask.dtype == bool
+                  else scores + mask)  # (B, h, L, S)
+    e = np.exp(scores - scores.max(axis=-1, keepdims=True))
+    weights = e / e.sum(axis=-1, keepdims=True)  # (B, h, L, S)
+    return weights @ V, weights  # (B, h, L, d_k), (B, h, L, S)
+
+
+def _mha_forms(fn):
+    """Let a NumPy form take what its PyTorch twin takes: unbatched
+    (tokens, d_model) input too, checked as :func:`_check_mha` does."""
+    def wrapper(query, key, value, w, h, *extra, **kw):
+        if extra:
+            raise InputTypeError(
+                f"{fn.__name__} takes 5 positional arguments but "
+                f"{5 + len(extra)} were given: name the rest, e.g. attn_mask=mask "
+                "(after h, every argument is keyword-only).")
+        q, k, v, w, mask = _check_mha(query, key, value, w, h, kw.pop(
+            "attn_mask", None), kw.pop("key_padding_mask", None),
+            kw.get("allow_nonfinite", False))
+        if q.ndim == 2:  # one sequence: add the batch axis, then drop it
+            return tuple(r[0] for r in fn(q[None], k[None], v[None], w, h,
+                                          mask=mask, **kw))
+        return fn(q, k, v, w, h, mask=mask, **kw)
+    wrapper.__name__, wrapper.__doc__ = fn.__name__, fn.__doc__
+    wrapper.__signature__ = inspect.signature(fn).replace(parameters=[
+        *list(inspect.signature(fn).parameters.values())[:5],
+        inspect.Parameter("attn_mask", inspect.Parameter.KEYWORD_ONLY, default=None),
+        inspect.Parameter("key_padding_mask", inspect.Parameter.KEYWORD_ONLY,
+                          default=None),
+        *list(inspect.signature(fn).parameters.values())[6:]])
+    return wrapper
+
+
+@_mha_forms
+def multi_head_attention_loop(query, key, value, w, h: int, *, mask=None,
+                              allow_nonfinite: bool = False):
+    """h explicit heads: :func:`mhacourse.multi_head_attention_loop` in NumPy,
+    same arguments (``query`` (B, L, d_model) or (L, d_model), ``key``,
+    ``value`` (B, S, d_model), ``w`` an :class:`MHAWeights`, ``h``,
+    ``attn_mask``, ``key_padding_mask``). Returns (output (B, L, d_model),
+    weights (B, h, L, S))."""
+    d_k = w.W_Q.shape[1] // h
     heads, weights = [], []
     for i in range(h):
         c = slice(i * d_k, (i + 1) * d_k)  # head i's columns
-        Q_i = _proj(X, W_Q[:, c], _cols(b_Q, c))  # (B, L, d_k)
-        K_i = _proj(X, W_K[:, c], _cols(b_K, c))
-        V_i = _proj(X, W_V[:, c], _cols(b_V, c))
-        o, a = scaled_dot_product_attention(Q_i, K_i, V_i, mask)
-        heads.append(o)
-        weights.append(a)
+        Q_i = _proj(query, w.W_Q[:, c], _cols(w.b_Q, c))[:, None]  # (B, 1, L, d_k)
+        K_i = _proj(key, w.W_K[:, c], _cols(w.b_K, c))[:, None]  # (B, 1, S, d_k)
+        V_i = _proj(value, w.W_V[:, c], _cols(w.b_V, c))[:, None]
+        m_i = None if mask is None else mask[:, min(i, mask.shape[1] - 1)][:, None]
+        o, a = _attend(Q_i, K_i, V_i, m_i)  # (B, 1, L, d_k), (B, 1, L, S)
+        heads.append(o[:, 0])
+        weights.append(a[:, 0])
     concat = np.concatenate(heads, axis=-1)  # (B, L, d_model)
-    return _proj(concat, W_O, b_O), np.stack(weights, axis=1)
+    return _proj(concat, w.W_O, w.b_O), np.stack(weights, axis=1)
 
 
-def multi_head_attention(X, W_Q, W_K, W_V, W_O, h, mask=None,
-                         b_Q=None, b_K=None, b_V=None, b_O=None):
-    """Batched form over self-attention input X (B, L, d_model)."""
-    X, W_Q, W_K, W_V, W_O, (b_Q, b_K, b_V, b_O) = _check_mha(
-        X, W_Q, W_K, W_V, W_O, h, (b_Q, b_K, b_V, b_O))
-    Q = split_heads(_proj(X, W_Q, b_Q), h)  # (B, h, L, d_k)
-    K = split_heads(_proj(X, W_K, b_K), h)
-    V = split_heads(_proj(X, W_V, b_V), h)
-    if mask is not None:
-        mask = _mask(mask)
-        mask = mask[:, None] if mask.ndim == 3 else mask  # (B, 1, L, L)
-    heads, weights = scaled_dot_product_attention(Q, K, V, mask)
-    return _proj(merge_heads(heads), W_O, b_O), weights
+@_mha_forms
+def multi_head_attention(query, key, value, w, h: int, *, mask=None,
+                         return_concat: bool = False,
+                         allow_nonfinite: bool = False):
+    """The batched form: :func:`mhacourse.multi_head_attention` in NumPy,
+    same arguments and the same numbers. Returns (output (B, L, d_model),
+    weights (B, h, L, S)), and concat (B, L, d_model) with
+    ``return_concat=True``."""
+    Q = split_heads(_proj(query, w.W_Q, w.b_Q), h)  # (B, h, L, d_k)
+    K = split_heads(_proj(key, w.W_K, w.b_K), h)  # (B, h, S, d_k)
+    V = split_heads(_proj(value, w.W_V, w.b_V), h)  # (B, h, S, d_k)
+    heads, weights = _attend(Q, K, V, mask)  # (B, h, L, d_k), (B, h, L, S)
+    concat = merge_heads(heads)  # (B, L, d_model)
+    out = _proj(concat, w.W_O, w.b_O)  # (B, L, d_model)
+    return (out, weights, concat) if return_concat else (out, weights)
 
 
-def _check_mha(X, W_Q, W_K, W_V, W_O, h, biases):
-    X = _arr("X", X)
-    check_ndim("X", X.shape, 3, "(B, L, d_model)")
-    if 0 in X.shape:
-        raise InputError(f"X is empty (shape {X.shape}): attention needs at "
-                         "least one sequence and one token.")
-    d = X.shape[-1]
-    Ws = []
-    for name, W in (("W_Q", W_Q), ("W_K", W_K), ("W_V", W_V), ("W_O", W_O)):
-        W = _arr(name, W)
-        if W.shape != (d, d):
-            raise InputError(f"{name} must have shape (d_model, d_model) = "
-                             f"{(d, d)} (X ends in d_model = {d}); got {W.shape}.")
-        Ws.append(W)
-    check_heads(d, h)
-    bs = []
-    for name, b in zip(("b_Q", "b_K", "b_V", "b_O"), biases):
-        if b is not None:
-            b = _arr(name, b)
-            if b.shape != (d,):
-                raise InputError(f"{name} must have shape ({d},); got {b.shape}.")
-        bs.append(b)
-    return (X, *Ws, bs)
+def _check_mha(query, key, value, w, h, attn_mask, key_padding_mask,
+               allow_nonfinite: bool):
+    """Arrays for the NumPy forms, with the PyTorch forms' checks and
+    messages (:func:`mhacourse.multihead._check_inputs`); the two masks
+    merged by :func:`mhacourse.masks.combine_masks` into one (B or 1, h or 1,
+    L, S) array or ``None``."""
+    if not all(hasattr(w, k) for k in WEIGHT_NAMES):
+        raise InputTypeError(
+            f"w must be an MHAWeights (mhacourse.reference_np.MHAWeights of "
+            f"arrays, or mc.random_weights(d_model, h)); got {describe(w)}.")
+    arrays = {k: None if getattr(w, k) is None
+              else _arr(f"w.{k}", getattr(w, k), allow_nonfinite=allow_nonfinite)
+              for k in WEIGHT_NAMES}
+    qkv = [_arr(n, t, allow_nonfinite=allow_nonfinite)
+           for n, t in (("query", query), ("key", key), ("value", value))]
+    # NumPy mixes dtypes freely: check in one (no copy when they agree)
+    dtype = np.result_type(*qkv, *(a for a in arrays.values() if a is not None))
+
+    def tensor(a):
+        return torch.from_numpy(np.ascontiguousarray(a, dtype=dtype))
+
+    tw = TorchWeights(**{k: None if a is None else tensor(a)
+                         for k, a in arrays.items()})  # its shape checks
+    t = [tensor(a) for a in qkv]
+    if len({a.ndim for a in t}) > 1:
+        raise InputError(
+            "query, key and value must all be batched (B, tokens, d_model) or "
+            "all unbatched (tokens, d_model); got shapes "
+            f"{tuple(t[0].shape)}, {tuple(t[1].shape)}, {tuple(t[2].shape)}.")
+    t3 = [a[None] if a.ndim == 2 else a for a in t]
+    _check_inputs(*t3, tw, h, allow_nonfinite=True)  # finite: checked above
+    B, L, S = t3[0].shape[0], t3[0].shape[1], t3[1].shape[1]
+    kpm = key_padding_mask
+    if t[0].ndim == 2 and kpm is not None:
+        kpm = _mask_tensor("key_padding_mask", kpm)
+        if kpm.ndim != 1:
+            raise InputError(
+                "with unbatched (tokens, d_model) inputs, key_padding_mask must "
+                f"be 1-D (S,), True = padded; got shape {tuple(kpm.shape)}.")
+        kpm = kpm[None]
+    mask = combine_masks(
+        None if attn_mask is None else _mask_tensor("attn_mask", attn_mask),
+        None if kpm is None else _mask_tensor("key_padding_mask", kpm),
+        B, h, L, S)
+    return (*qkv, MHAWeights(**arrays), None if mask is None else mask.numpy())
+
+
+def _mask_tensor(name: str, mask) -> torch.Tensor:
+    """A NumPy (or list) mask as a tensor for the shared checks."""
+    if isinstance(mask, torch.Tensor):
+        return mask
+    try:
+        return torch.as_tensor(np.asarray(mask))
+    except (TypeError, ValueError, RuntimeError):
+        raise InputTypeError(f"{name} must be an array of bools (True = "
+                             f"blocked); got {describe(mask)}.") from None
 
 
 def layer_norm(x, gamma, beta, eps: float = 1e-5):
@@ -237,7 +345,8 @@ def layer_norm(x, gamma, beta, eps: float = 1e-5):
 
 def transformer_block(X, p: dict, h: int, pre_ln: bool = False, mask=None):
     """ReLU encoder block; ``p`` holds W_Q, W_K, W_V, W_O, b_*, W_1, b_1, W_2,
-    b_2, gamma_1, beta_1, gamma_2, beta_2 as NumPy arrays."""
+    b_2, gamma_1, beta_1, gamma_2, beta_2 as NumPy arrays; ``mask`` is the
+    self-attention's ``attn_mask`` ((L, L), ``True`` = blocked)."""
     attn_keys = ("W_Q", "W_K", "W_V", "W_O")
     need = attn_keys + ("W_1", "b_1", "W_2", "b_2", "gamma_1", "beta_1",
                         "gamma_2", "beta_2")
@@ -250,9 +359,10 @@ def transformer_block(X, p: dict, h: int, pre_ln: bool = False, mask=None):
                          "optionally b_Q, b_K, b_V, b_O).")
     bias_keys = {k: p.get(k) for k in ("b_Q", "b_K", "b_V", "b_O")}
 
+    w = MHAWeights(**{k: p[k] for k in attn_keys}, **bias_keys)
+
     def mha(z):
-        return multi_head_attention(z, *(p[k] for k in attn_keys), h, mask,
-                                    **bias_keys)[0]
+        return multi_head_attention(z, z, z, w, h, attn_mask=mask)[0]
 
     def ffn(z):
         return np.maximum(z @ p["W_1"] + p["b_1"], 0) @ p["W_2"] + p["b_2"]

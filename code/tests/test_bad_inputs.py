@@ -64,7 +64,7 @@ ATTENTION_FNS = {
     "batched": lambda m: mc.multi_head_attention(X, X, X, W, 2, attn_mask=m),
     "fast": lambda m: mc.multi_head_attention_fast(X, X, X, W, 2, attn_mask=m),
     "gqa": lambda m: gqa.grouped_query_attention(
-        X, X, X, *gqa.random_gqa_weights(8, 2, 1), 2, 1, mask=m),
+        X, X, X, gqa.random_gqa_weights(8, 2, 1), 2, 1, attn_mask=m),
     "attention": lambda m: mc.scaled_dot_product_attention(X, X, X, m),
     "reference_np": lambda m: rnp.scaled_dot_product_attention(
         X.numpy(), X.numpy(), X.numpy(),
@@ -234,29 +234,32 @@ def _rows():
     add("multihead", "config-h", lambda: mc.MHAConfig(d_model=512, h=7), E, "h = 7")
 
     # ---- grouped-query attention
-    Wq, Wk, Wv, Wo = gqa.random_gqa_weights(8, 2, 1)
+    Wg = gqa.random_gqa_weights(8, 2, 1)
+    Wq, Wk, Wv, Wo = Wg.W_Q, Wg.W_K, Wg.W_V, Wg.W_O
     gq = gqa.grouped_query_attention
-    add("gqa", "h_kv-3", lambda: gq(X, X, X, Wq, Wk, Wv, Wo, 2, 3), E, "h_kv")
-    add("gqa", "h_kv-0", lambda: gq(X, X, X, Wq, Wk, Wv, Wo, 2, 0), E, "h_kv")
-    add("gqa", "h-str", lambda: gq(X, X, X, Wq, Wk, Wv, Wo, "2", 1), T, "h")
-    add("gqa", "W_K-shape", lambda: gq(X, X, X, Wq, Wq, Wv, Wo, 2, 1), E, "W_K")
-    add("gqa", "W_Q-list", lambda: gq(X, X, X, Wq.tolist(), Wk, Wv, Wo, 2, 1), T, "W_Q")
-    add("gqa", "W_O-int", lambda: gq(X, X, X, Wq, Wk, Wv, Wo.long(), 2, 1), E, "W_O")
-    add("gqa", "query-list", lambda: gq(X.tolist(), X, X, Wq, Wk, Wv, Wo, 2, 1), T,
-        "query")
-    add("gqa", "query-nan", lambda: gq(NAN, X, X, Wq, Wk, Wv, Wo, 2, 1), E, "query")
-    add("gqa", "dtype-mix", lambda: gq(X.double(), X.double(), X.double(), Wq, Wk, Wv,
-                                       Wo, 2, 1), E, "float64")
-    add("gqa", "rank-mix", lambda: gq(X[0], X, X, Wq, Wk, Wv, Wo, 2, 1), E, "(4, 8)")
-    add("gqa", "seq-first", lambda: gq(t(5, 2, 8), t(3, 2, 8), t(3, 2, 8), Wq, Wk, Wv,
-                                       Wo, 2, 1), E, "batch-first")
-    add("gqa", "d_model", lambda: gq(t(2, 4, 6), X, X, Wq, Wk, Wv, Wo, 2, 1), E,
-        "d_model = 8")
-    add("gqa", "mask-shape", lambda: gq(X, X, X, Wq, Wk, Wv, Wo, 2, 1,
-                                        mask=torch.zeros(3, 2, 4, 4, dtype=torch.bool)),
-        E, "mask")
-    add("gqa", "mask-list", lambda: gq(X, X, X, Wq, Wk, Wv, Wo, 2, 1, mask=[[0]]), T,
-        "mask")
+    add("gqa", "h_kv-3", lambda: gq(X, X, X, Wg, 2, 3), E, "h_kv")
+    add("gqa", "h_kv-0", lambda: gq(X, X, X, Wg, 2, 0), E, "h_kv")
+    add("gqa", "h-str", lambda: gq(X, X, X, Wg, "2", 1), T, "h")
+    add("gqa", "W_K-shape", lambda: gq(X, X, X, mc.MHAWeights(Wq, Wq, Wq, Wo), 2, 1), E,
+        "W_K")
+    add("gqa", "W_Q-list", lambda: gq(X, X, X, mc.MHAWeights(Wq.tolist(), Wk, Wv, Wo),
+                                      2, 1), T, "W_Q")
+    add("gqa", "W_O-int", lambda: gq(X, X, X, mc.MHAWeights(Wq, Wk, Wv, Wo.long()),
+                                     2, 1), E, "W_O")
+    add("gqa", "w-tuple", lambda: gq(X, X, X, (Wq, Wk, Wv, Wo), 2, 1), T, "w")
+    add("gqa", "query-list", lambda: gq(X.tolist(), X, X, Wg, 2, 1), T, "query")
+    add("gqa", "query-nan", lambda: gq(NAN, X, X, Wg, 2, 1), E, "query")
+    add("gqa", "dtype-mix", lambda: gq(X.double(), X.double(), X.double(), Wg, 2, 1), E,
+        "float64")
+    add("gqa", "rank-mix", lambda: gq(X[0], X, X, Wg, 2, 1), E, "(4, 8)")
+    add("gqa", "seq-first", lambda: gq(t(5, 2, 8), t(3, 2, 8), t(3, 2, 8), Wg, 2, 1), E,
+        "batch-first")
+    add("gqa", "d_model", lambda: gq(t(2, 4, 6), X, X, Wg, 2, 1), E, "d_model = 8")
+    add("gqa", "mask-shape", lambda: gq(X, X, X, Wg, 2, 1, attn_mask=torch.zeros(
+        3, 2, 4, 4, dtype=torch.bool)), E, "mask")
+    add("gqa", "mask-list", lambda: gq(X, X, X, Wg, 2, 1, attn_mask=[[0]]), T, "mask")
+    add("gqa", "mask-positional", lambda: gq(X, X, X, Wg, 2, 1, CAUSAL), T,
+        "positional")
     add("gqa", "random-dtype", lambda: gqa.random_gqa_weights(8, 2, 1, dtype="half"), T,
         "dtype")
     add("gqa", "kv-cache-0", lambda: gqa.kv_cache_per_token(0, 1, 1), E, "n_layers")
@@ -324,16 +327,23 @@ def _rows():
     add("reference_np", "padding-0", lambda: rnp.padding_mask([0], 3), E, "length")
     add("reference_np", "split-h", lambda: rnp.split_heads(Xn, 3), E, "h = 3")
     add("reference_np", "merge-3d", lambda: rnp.merge_heads(Xn), E, "x")
+    wn = rnp.MHAWeights(**{k: Wn[k] for k in attn})
     add("reference_np", "mha-W", lambda: rnp.multi_head_attention(
-        Xn, Wn["W_Q"], Wn["W_K"], Wn["W_V"], np.ones((6, 6)), 2), E, "W_O")
+        Xn, Xn, Xn, rnp.MHAWeights(Wn["W_Q"], Wn["W_K"], Wn["W_V"], np.ones((6, 6))),
+        2), E, "W_O")
     add("reference_np", "mha-X", lambda: rnp.multi_head_attention(
-        Xn[0], *(Wn[k] for k in attn), 2), E, "X")
+        Xn[0], Xn, Xn, wn, 2), E, "(4, 8)")
+    add("reference_np", "mha-X-4d", lambda: rnp.multi_head_attention(
+        Xn[None], Xn[None], Xn[None], wn, 2), E, "query")
+    add("reference_np", "mha-w", lambda: rnp.multi_head_attention(
+        Xn, Xn, Xn, [Wn[k] for k in attn], 2), T, "w")
     add("reference_np", "loop-h", lambda: rnp.multi_head_attention_loop(
-        Xn, *(Wn[k] for k in attn), 3), E, "h = 3")
+        Xn, Xn, Xn, wn, 3), E, "h = 3")
     add("reference_np", "mha-mask-int", lambda: rnp.multi_head_attention(
-        Xn, *(Wn[k] for k in attn), 2, mask=CAUSAL.long().numpy()), E, HF_FIX)
+        Xn, Xn, Xn, wn, 2, attn_mask=CAUSAL.long().numpy()), E, HF_FIX)
     add("reference_np", "mha-b", lambda: rnp.multi_head_attention(
-        Xn, *(Wn[k] for k in attn), 2, b_Q=np.ones(3)), E, "b_Q")
+        Xn, Xn, Xn, rnp.MHAWeights(**{k: Wn[k] for k in attn}, b_Q=np.ones(3)), 2), E,
+        "b_Q")
     add("reference_np", "layer_norm-gamma", lambda: rnp.layer_norm(
         Xn, np.ones(6), np.zeros(8)), E, "gamma")
     add("reference_np", "block-p", lambda: rnp.transformer_block(Xn, {"W_Q": 1}, 2), E,
@@ -443,9 +453,9 @@ def _explorer_rows():
     add("tiny-no-grid", lambda: ex.tiny_view(s, 3, 16), E, "h = 3")
     add("tiny-long", lambda: ex.tiny_view("word " * 40, 4, 16), E, "at most 16")
     add("tiny-unknown", lambda: ex.tiny_view("zyxq wvut", 4, 16), E, "vocabulary")
-    add("model-h-list", lambda: ex.tiny_model([4], 16, True), T, "h")
-    add("model-d_k-huge", lambda: ex.tiny_model(4, 10**6, False), E, "memory")
-    add("model-trained-none", lambda: ex.tiny_model(4, 16, None), T, "trained")
+    add("model-h-list", lambda: ex.tiny_model_for([4], 16, True), T, "h")
+    add("model-d_k-huge", lambda: ex.tiny_model_for(4, 10**6, False), E, "memory")
+    add("model-trained-none", lambda: ex.tiny_model_for(4, 16, None), T, "trained")
     add("minilm-layer-0", lambda: ex.minilm_view(s, 0), E, "layer")
     add("minilm-layer-7", lambda: ex.minilm_view(s, 7), E, "layer")
     add("minilm-layer-float", lambda: ex.minilm_view(s, 2.5), T, "layer")
@@ -570,8 +580,10 @@ def test_fully_masked_rows_are_refused_the_same_way_everywhere():
         lambda: mc.multi_head_attention_loop(X, X, X, W, 2, attn_mask=BLOCKED_ROW),
         lambda: mc.multi_head_attention(X, X, X, W, 2, attn_mask=BLOCKED_ROW),
         lambda: mc.multi_head_attention_fast(X, X, X, W, 2, attn_mask=BLOCKED_ROW),
-        lambda: gqa.grouped_query_attention(X, X, X, *gqa.random_gqa_weights(8, 2, 1),
-                                            2, 1, mask=BLOCKED_ROW),
+        lambda: gqa.grouped_query_attention(X, X, X, gqa.random_gqa_weights(8, 2, 1),
+                                            2, 1, attn_mask=BLOCKED_ROW),
+        lambda: rnp.multi_head_attention(X.numpy(), X.numpy(), X.numpy(), W, 2,
+                                         attn_mask=BLOCKED_ROW.numpy()),
     ]
     for call in calls:
         with pytest.raises(InputError, match=r"blocks every key .*0/0 = NaN"):

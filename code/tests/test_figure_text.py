@@ -1,10 +1,10 @@
-"""mhacourse.figure_text: the smallest text size a figure's PNG records."""
+"""mhacourse.plotting.figure_text: the smallest text size a figure's PNG records."""
 import io
 
 import matplotlib.pyplot as plt
 import pytest
 
-from mhacourse.figure_text import (
+from mhacourse.plotting.figure_text import (
     min_text_px,
     png_min_text_px,
     png_text_entries,

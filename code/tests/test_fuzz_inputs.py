@@ -217,11 +217,10 @@ def test_fuzz_multi_head(data, L, S, h):
 @FUZZ
 @given(st.data(), st.integers(1, 3), st.sampled_from([1, 2, 3, 0]))
 def test_fuzz_gqa_and_block(data, L, h_kv):
-    W_Q, W_K, W_V, W_O = gqa.random_gqa_weights(8, 2, 1)
+    W = gqa.random_gqa_weights(8, 2, 1)
     x = data.draw(arrays((2, L, 8), clean=data.draw(st.booleans())))
     mask = data.draw(masks(L, L))
-    out, err = call(gqa.grouped_query_attention, x, x, x, W_Q, W_K, W_V, W_O, 2,
-                    h_kv, mask=mask)
+    out, err = call(gqa.grouped_query_attention, x, x, x, W, 2, h_kv, attn_mask=mask)
     if err is None:
         assert torch.isfinite(out[0]).all() and close(out[1].sum(-1), torch.ones(()),
                                                       x.dtype)
@@ -354,7 +353,7 @@ def test_fuzz_sizes(d_model, h, dtype, seed):
         assert g * int(h) == int(d_model)
     W, err = call(gqa.random_gqa_weights, 8, d_model, h, dtype=dtype)
     if err is None:
-        assert W[1].shape == (8, int(h) * (8 // int(d_model)))
+        assert W.W_K.shape == (8, int(h) * (8 // int(d_model)))
 
 
 @FUZZ
@@ -365,7 +364,7 @@ def test_fuzz_numpy_twin_and_block_parts(data, L):
     W = data.draw(arrays((8, 8), clean=bad != 1))
     w = mc.random_weights(8, 2, bias=False, seed=1)
     Wn = [t.numpy() for t in (w.W_Q, w.W_K, w.W_V)]
-    out, err = call(rnp.multi_head_attention, x, *Wn, W, 2)
+    out, err = call(rnp.multi_head_attention, x, x, x, rnp.MHAWeights(*Wn, W), 2)
     if err is None:
         ref = mc.multi_head_attention(torch.as_tensor(np.asarray(x, dtype=float)),
                                       *(torch.as_tensor(np.asarray(x, dtype=float)),) * 2,

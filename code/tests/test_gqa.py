@@ -26,13 +26,12 @@ def test_h_kv_equal_h_is_multi_head_attention(dtype):
     d_model, h = 24, 6
     q, kv = inputs(dtype=dtype)
     w = mc.random_weights(d_model, h, bias=False, seed=3, dtype=dtype)
-    out, A = grouped_query_attention(q, kv, kv, w.W_Q, w.W_K, w.W_V, w.W_O, h, h)
+    out, A = grouped_query_attention(q, kv, kv, w, h, h)
     ref, A_ref = mc.multi_head_attention(q, kv, kv, w, h)
     assert max_err(out, ref) < TOL[dtype]
     assert max_err(A, A_ref) < TOL[dtype]
     mask = mc.causal_mask(5)
-    out_m, _ = grouped_query_attention(q, q, q, w.W_Q, w.W_K, w.W_V, w.W_O, h, h,
-                                       mask=mask)
+    out_m, _ = grouped_query_attention(q, q, q, w, h, h, attn_mask=mask)
     ref_m, _ = mc.multi_head_attention(q, q, q, w, h, attn_mask=mask)
     assert max_err(out_m, ref_m) < TOL[dtype]
 
@@ -43,9 +42,9 @@ def test_gqa_equals_repeated_key_value_heads(h_kv):
     d_model, h = 24, 6
     d_k, g = d_model // h, h // h_kv
     q, kv = inputs(S=7)
-    W_Q, W_K, W_V, W_O = random_gqa_weights(d_model, h, h_kv, seed=1,
-                                            dtype=torch.float64)
-    out, A = grouped_query_attention(q, kv, kv, W_Q, W_K, W_V, W_O, h, h_kv)
+    W = random_gqa_weights(d_model, h, h_kv, seed=1, dtype=torch.float64)
+    W_Q, W_K, W_V, W_O = W.W_Q, W.W_K, W.W_V, W.W_O
+    out, A = grouped_query_attention(q, kv, kv, W, h, h_kv)
 
     def repeat(W):  # (d_model, h_kv*d_k) -> (d_model, h*d_k), head i // g
         return W.reshape(d_model, h_kv, 1, d_k).expand(-1, -1, g, -1).reshape(
@@ -66,10 +65,10 @@ def test_shapes_rows_sum_to_one_and_unbatched():
     d_model, h, h_kv = 16, 8, 2
     q, kv = inputs(B=3, L=4, S=6, d_model=d_model)
     W = random_gqa_weights(d_model, h, h_kv, dtype=torch.float64)
-    out, A = grouped_query_attention(q, kv, kv, *W, h, h_kv)
+    out, A = grouped_query_attention(q, kv, kv, W, h, h_kv)
     assert out.shape == (3, 4, d_model) and A.shape == (3, h, 4, 6)
     assert torch.allclose(A.sum(-1), torch.ones(3, h, 4, dtype=torch.float64))
-    out1, A1 = grouped_query_attention(q[1], kv[1], kv[1], *W, h, h_kv)
+    out1, A1 = grouped_query_attention(q[1], kv[1], kv[1], W, h, h_kv)
     assert max_err(out1, out[1]) < 1e-12 and max_err(A1, A[1]) < 1e-12
 
 
@@ -78,16 +77,16 @@ def test_mqa_heads_share_keys_and_a_mask_per_head():
     q, _ = inputs(B=2, L=5, d_model=d_model)
     W = random_gqa_weights(d_model, h, 1, dtype=torch.float64)
     mask = mc.causal_mask(5)
-    out, A = grouped_query_attention(q, q, q, *W, h, 1, mask=mask)
+    out, A = grouped_query_attention(q, q, q, W, h, 1, attn_mask=mask)
     assert torch.all(A.masked_select(mask.expand(2, h, 5, 5)) == 0)
-    # the same mask given per head, (B, h, L, S), gives the same numbers
-    out4, _ = grouped_query_attention(q, q, q, *W, h, 1,
-                                      mask=mask.expand(2, h, 5, 5))
+    # the same mask given per head, (B*h, L, S), gives the same numbers
+    out4, _ = grouped_query_attention(q, q, q, W, h, 1,
+                                      attn_mask=mask.expand(2 * h, 5, 5))
     assert max_err(out4, out) < 1e-12
     # no output depends on a later token
     q2 = q.clone()
     q2[:, 3:] += 1.0
-    out2, _ = grouped_query_attention(q2, q2, q2, *W, h, 1, mask=mask)
+    out2, _ = grouped_query_attention(q2, q2, q2, W, h, 1, attn_mask=mask)
     assert max_err(out2[:, :3], out[:, :3]) < 1e-12
 
 
@@ -95,7 +94,8 @@ def test_mqa_heads_share_keys_and_a_mask_per_head():
 def test_key_value_parameters_and_cache_shrink_by_h_over_h_kv(h_kv):
     d_model, h, n_layers = 64, 8, 3
     d_k = d_model // h
-    _, W_K, W_V, _ = random_gqa_weights(d_model, h, h_kv)
+    W = random_gqa_weights(d_model, h, h_kv)
+    W_K, W_V = W.W_K, W.W_V
     mha = 2 * d_model * d_model
     assert W_K.numel() + W_V.numel() == mha * h_kv // h
     full = kv_cache_per_token(n_layers, h, d_k)
@@ -135,23 +135,28 @@ def test_bad_sizes(call, match):
 def test_bad_inputs():
     d_model, h, h_kv = 16, 4, 2
     q, kv = inputs(B=2, L=3, d_model=d_model)
-    W_Q, W_K, W_V, W_O = random_gqa_weights(d_model, h, h_kv, dtype=torch.float64)
+    W = random_gqa_weights(d_model, h, h_kv, dtype=torch.float64)
     with pytest.raises(ValueError, match=r"h_kv = 3 key/value heads cannot"):
-        grouped_query_attention(q, q, q, W_Q, W_K, W_V, W_O, h, 3)
+        grouped_query_attention(q, q, q, W, h, 3)
     with pytest.raises(ValueError,
                        match=r"W_K must have shape \(d_model, h_kv\*d_k\) = "
-                             r"\(16, 4\); got \(16, 8\)"):
-        grouped_query_attention(q, q, q, W_Q, W_K, W_V, W_O, h, 1)
+                             r"\(16, 4\) for h_kv = 1; got \(16, 8\)"):
+        grouped_query_attention(q, q, q, W, h, 1)
     with pytest.raises(ValueError, match=r"cannot split d_model = 16"):
-        grouped_query_attention(q, q, q, W_Q, W_K, W_V, W_O, 5, 1)
+        grouped_query_attention(q, q, q, W, 5, 1)
     with pytest.raises(ValueError, match=r"query must end in d_model = 16"):
-        grouped_query_attention(q[..., :8], q, q, W_Q, W_K, W_V, W_O, h, h_kv)
+        grouped_query_attention(q[..., :8], q, q, W, h, h_kv)
     with pytest.raises(ValueError, match=r"must share B"):
-        grouped_query_attention(q, kv[:1], kv[:1], W_Q, W_K, W_V, W_O, h, h_kv)
-    with pytest.raises(ValueError, match=r"mask must have shape \(L, S\) = \(3, 3\)"):
-        grouped_query_attention(q, q, q, W_Q, W_K, W_V, W_O, h, h_kv,
-                                mask=torch.zeros(2, 3, 3, dtype=torch.bool))
+        grouped_query_attention(q, kv[:1], kv[:1], W, h, h_kv)
+    with pytest.raises(ValueError, match=r"attn_mask must have shape \(L, S\) = "
+                                         r"\(3, 3\)"):
+        grouped_query_attention(q, q, q, W, h, h_kv,
+                                attn_mask=torch.zeros(2, 3, 3, dtype=torch.bool))
     full = torch.zeros(3, 3, dtype=torch.bool)
     full[1] = True
     with pytest.raises(ValueError, match=r"blocks every key"):
-        grouped_query_attention(q, q, q, W_Q, W_K, W_V, W_O, h, h_kv, mask=full)
+        grouped_query_attention(q, q, q, W, h, h_kv, attn_mask=full)
+    # grouped-query weights given to multi-head attention: told which to call
+    with pytest.raises(ValueError, match=r"grouped-query weights \(2 key/value "
+                                         r"heads of d_k = 4\).*h_kv=2"):
+        mc.multi_head_attention(q, q, q, W, h)

@@ -37,10 +37,10 @@ def test_cached_decoding_equals_full_recomputation(h_kv, dtype, tol):
 def test_tiny_model_cached_equals_its_own_forward():
     from mhacourse import explorer as ex
     from mhacourse import tasks
-    tiny = ex.tiny_model(4, 8, trained=True)
+    tiny = ex.tiny_model_for(4, 8, trained=True)
     tiny = type(tiny)(tiny.cfg).double().eval()  # a float64 copy
     tiny.load_state_dict({k: v.double() for k, v in
-                          ex.tiny_model(4, 8, trained=True).state_dict().items()})
+                          ex.tiny_model_for(4, 8, trained=True).state_dict().items()})
     lm = from_tiny_model(tiny)
     ids = tasks.sample(3, generator=torch.Generator().manual_seed(0))[0]
     with torch.no_grad():
@@ -80,9 +80,9 @@ def test_attention_step_one_token_needs_no_mask_and_matches_gqa():
     g = torch.Generator().manual_seed(0)
     W = gqa.random_gqa_weights(16, 4, 2, seed=0, dtype=torch.float64)
     x = torch.randn(1, 6, 16, generator=g, dtype=torch.float64)
-    ref, _ = gqa.grouped_query_attention(x, x, x, *W, 4, 2, mc.causal_mask(6))
+    ref, _ = gqa.grouped_query_attention(x, x, x, W, 4, 2, attn_mask=mc.causal_mask(6))
     cache = KVCache(1, 2, 4, 6, torch.float64)
-    out = torch.cat([attention_step(x[:, t:t + 1], *W, 4, 2, cache)
+    out = torch.cat([attention_step(x[:, t:t + 1], W, 4, 2, cache)
                      for t in range(6)], dim=1)
     assert torch.allclose(out, ref, atol=1e-12)
 

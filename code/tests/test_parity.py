@@ -123,10 +123,10 @@ def test_numpy_equals_torch():
     x = inputs(torch.float64)[0]
     mask = mc.causal_mask(L)
     out, A = mc.multi_head_attention(x, x, x, w, H, attn_mask=mask)
-    W = {k: v.numpy() for k, v in vars(w).items()}
+    W = rnp.MHAWeights(**{k: v.numpy() for k, v in vars(w).items()})
+    xn = x.numpy()
     for fn in (rnp.multi_head_attention, rnp.multi_head_attention_loop):
-        o, a = fn(x.numpy(), W["W_Q"], W["W_K"], W["W_V"], W["W_O"], H,
-                  mask.numpy(), W["b_Q"], W["b_K"], W["b_V"], W["b_O"])
+        o, a = fn(xn, xn, xn, W, H, attn_mask=mask.numpy())
         assert np.abs(o - out.numpy()).max() <= 1e-10
         assert np.abs(a - A.numpy()).max() <= 1e-10
     assert np.array_equal(rnp.causal_mask(L), mask.numpy())

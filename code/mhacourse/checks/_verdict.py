@@ -12,6 +12,7 @@ from dataclasses import dataclass
 import numpy as np
 import torch
 
+from .._arrays import to_numpy
 from .._validate import InputError
 
 
@@ -38,13 +39,14 @@ class _BadOutput(Exception):
     a string, a ragged list...); its message is the verdict."""
 
 
-def _np(x) -> np.ndarray:
-    """``x`` as a float64 array, or :class:`_BadOutput` saying what it is."""
+def _as_array(x) -> np.ndarray:
+    """``x`` as a float64 array (:func:`~mhacourse._arrays.to_numpy`), or
+    :class:`_BadOutput` saying what it is."""
     if isinstance(x, torch.Tensor):
         if x.is_complex():
             raise _BadOutput(f"your function returned a complex tensor "
                              f"({x.dtype}); return real numbers.")
-        return x.detach().cpu().double().numpy()
+        return to_numpy(x)
     if x is None:
         raise _BadOutput("your function returned None: did you forget "
                          "`return`?")
@@ -52,7 +54,7 @@ def _np(x) -> np.ndarray:
         raise _BadOutput(f"your function returned a string ({str(x)[:30]!r}); "
                          "return numbers (a tensor).")
     try:
-        a = np.asarray(x, dtype=float)
+        a = to_numpy(x)
     except (TypeError, ValueError, RuntimeError):
         if isinstance(x, (list, tuple)):
             lengths = {len(r) if isinstance(r, (list, tuple, np.ndarray,
@@ -110,7 +112,7 @@ def _verdicts(check):
 
 
 def _close(a, b, tol=1e-6) -> bool:
-    a, b = _np(a), _np(b)
+    a, b = _as_array(a), _as_array(b)
     return a.shape == b.shape and bool(np.allclose(a, b, atol=tol, rtol=tol))
 
 

@@ -7,7 +7,7 @@ import numpy as np
 import torch
 
 from ..attention import scaled_dot_product_attention, softmax
-from ._verdict import Verdict, _call, _close, _np, _verdicts
+from ._verdict import Verdict, _as_array, _call, _close, _verdicts
 
 
 @_verdicts
@@ -29,7 +29,7 @@ def check_attention(fn) -> Verdict:
     if not (isinstance(got, tuple) and len(got) == 2):
         return Verdict(False, "return a pair (output, weights), as "
                               "nn.MultiheadAttention does.")
-    out, w = (_np(t) for t in got)
+    out, w = (_as_array(t) for t in got)
     want_out, want_w = scaled_dot_product_attention(Q, K, V)
     raw = Q @ K.T
     if w.shape == (S, L):
@@ -52,7 +52,7 @@ def check_attention(fn) -> Verdict:
                               "softmax to the scores.")
     if not _close(w, want_w):
         return Verdict(False, "the weights differ from softmax(Q K^T / sqrt(d_k)) "
-                              f"by up to {np.abs(w - _np(want_w)).max():.3g}.")
+                              f"by up to {np.abs(w - _as_array(want_w)).max():.3g}.")
     if out.shape != (L, d_v):
         return Verdict(False, f"output has shape {out.shape}; expected (L, d_v) = "
                               f"{(L, d_v)}: multiply the weights by V.")

@@ -11,7 +11,7 @@ from .._validate import check_heads
 from ..attention import softmax
 from ..heads import merge_heads, split_heads
 from ..multihead import MHAWeights, random_weights
-from ._verdict import Verdict, _call, _close, _np, _number, _verdicts
+from ._verdict import Verdict, _as_array, _call, _close, _number, _verdicts
 
 
 @_verdicts
@@ -26,14 +26,14 @@ def check_split_heads(fn) -> Verdict:
     got, err = _call(fn, x, h)
     if err is not None:
         return err
-    got = _np(got)
-    want = _np(split_heads(x, h))
+    got = _as_array(got)
+    want = _as_array(split_heads(x, h))
     if got.shape == (B, L, h, d_k):
         return Verdict(False, f"shape {got.shape} is (B, L, h, d_k): now move the "
                               "head axis forward with .transpose(1, 2).")
     if got.shape != want.shape:
         return Verdict(False, f"shape {got.shape}; expected (B, h, L, d_k) = {want.shape}.")
-    if np.array_equal(got, _np(x.reshape(B, h, L, d_k))):
+    if np.array_equal(got, _as_array(x.reshape(B, h, L, d_k))):
         return Verdict(False, "reshaping straight to (B, h, L, d_k) puts pieces of "
                               "different tokens into one head (the shape is right, "
                               "the numbers are not). Reshape to (B, L, h, d_k), "
@@ -133,8 +133,8 @@ def check_multi_head(fn) -> Verdict:
     if not (isinstance(got, tuple) and len(got) == 2):
         return Verdict(False, "return a pair (output, weights), as "
                               "nn.MultiheadAttention does.")
-    out, A = (_np(t) for t in got)
-    ref = {name: (_np(o), _np(a)) for name, (o, a) in _mha_variants(X, w, h).items()}
+    out, A = (_as_array(t) for t in got)
+    ref = {name: (_as_array(o), _as_array(a)) for name, (o, a) in _mha_variants(X, w, h).items()}
     want_out, want_A = ref["right"]
     if A.shape == (L, L):
         if np.allclose(A, want_A.mean(0)):
@@ -204,33 +204,33 @@ def check_head_weights(fn) -> Verdict:
         return err
     if got is None:
         return Verdict(False, "your function returned None: return the block.")
-    got = _np(got)
+    got = _as_array(got)
     cols = slice(i * d_k, (i + 1) * d_k)
-    want = _np(W[:, cols])
+    want = _as_array(W[:, cols])
     if np.array_equal(got, want):
         return Verdict(True, f"correct: W^i is W[:, i*d_k:(i+1)*d_k], shape "
                              f"(d_model, d_k) = {want.shape}: all d_model rows, "
                              "so head i reads every input dimension.")
-    if got.shape == (d_k, d_model) and np.array_equal(got, _np(W[cols, :])):
+    if got.shape == (d_k, d_model) and np.array_equal(got, _as_array(W[cols, :])):
         return Verdict(False, "you took rows i*d_k:(i+1)*d_k, shape (d_k, d_model). "
                               "In X @ W the rows of W are INPUT dimensions and the "
                               "columns are OUTPUT dimensions; head i owns output "
                               "columns i*d_k:(i+1)*d_k, and keeps every row.")
-    if np.array_equal(got, _np(W[cols, :].T)):
+    if np.array_equal(got, _as_array(W[cols, :].T)):
         return Verdict(False, "you took rows i*d_k:(i+1)*d_k and transposed them: "
                               "that is how head i is cut out of nn.Linear's weight "
                               "(stored as (out, in)). The course's W is (in, out): "
                               "take columns, W[:, i*d_k:(i+1)*d_k].")
-    if got.shape == (d_k, d_k) and np.array_equal(got, _np(W[cols, cols])):
+    if got.shape == (d_k, d_k) and np.array_equal(got, _as_array(W[cols, cols])):
         return Verdict(False, "you cut the (d_k, d_k) diagonal block: that head "
                               "would read only input dimensions i*d_k:(i+1)*d_k "
                               "(the myth of this chapter). Keep all d_model rows.")
     for j in (i - 1, i + 1):
-        if np.array_equal(got, _np(W[:, j * d_k:(j + 1) * d_k])):
+        if np.array_equal(got, _as_array(W[:, j * d_k:(j + 1) * d_k])):
             return Verdict(False, f"you returned head {j}'s columns, not head {i}'s: "
                                   "heads count from 0, head i starts at column "
                                   "i*d_k.")
-    if np.array_equal(got, _np(W[:, i:i + d_k])):
+    if np.array_equal(got, _as_array(W[:, i:i + d_k])):
         return Verdict(False, "your slice starts at column i; head i starts at "
                               "column i*d_k (there are d_k columns per head).")
     if got.shape != want.shape:

@@ -6,7 +6,7 @@ import math
 import numpy as np
 import torch
 
-from ._verdict import Verdict, _BadOutput, _call, _close, _np, _verdicts
+from ._verdict import Verdict, _as_array, _BadOutput, _call, _close, _verdicts
 
 # --- Chapter 4: statistics of a head's attention ------------------------------
 
@@ -29,7 +29,7 @@ def _learner_array(fn, arg, wanted: str):
         return None, Verdict(False, "your function returned None: did you forget "
                                     "`return`?")
     try:
-        return _np(got), None
+        return _as_array(got), None
     except _BadOutput as e:
         return None, Verdict(False, f"return {wanted}; got {type(got).__name__}: "
                                     f"{e}")
@@ -171,4 +171,4 @@ def check_row_entropy(fn) -> Verdict:
         return Verdict(True, "correct: -sum_k A ln A / ln L per row; the one-hot "
                              "head scores 0, the uniform head 1.")
     return Verdict(False, "not -sum_k A[q, k] ln A[q, k] / ln L for every row; "
-                          f"largest difference {np.abs(g - _np(want)).max():.3g}.")
+                          f"largest difference {np.abs(g - _as_array(want)).max():.3g}.")

@@ -8,7 +8,7 @@ import torch
 from ..cost import mha_flops
 from ..heads import merge_heads as _merge
 from ..multihead import output_projection
-from ._verdict import Verdict, _call, _close, _np, _number, _verdicts
+from ._verdict import Verdict, _as_array, _call, _close, _number, _verdicts
 
 # ---------------------------------------------------------------------------
 # Chapters 5-7: concatenation, the output projection W_O, and the cost.
@@ -29,8 +29,8 @@ def check_merge_heads(fn) -> Verdict:
         got, err = _call(fn, x.clone())
         if err is not None:
             return err
-        got = _np(got)
-        want = _np(_merge(x))
+        got = _as_array(got)
+        want = _as_array(_merge(x))
         if got.shape == (B, L, h, d_k):
             return Verdict(False, f"shape {got.shape} is (B, L, h, d_k): the "
                                   "heads are side by side but not joined; "
@@ -38,17 +38,17 @@ def check_merge_heads(fn) -> Verdict:
         if got.shape != want.shape:
             return Verdict(False, f"shape {got.shape}; expected (B, L, h*d_k) "
                                   f"= {want.shape}.")
-        if np.array_equal(got, _np(x.reshape(B, L, h * d_k))):
+        if np.array_equal(got, _as_array(x.reshape(B, L, h * d_k))):
             return Verdict(False, "reshaping (B, h, L, d_k) straight to (B, L, "
                                   "h*d_k) gives the right shape but puts pieces "
                                   "of different tokens in one row. Transpose "
                                   "to (B, L, h, d_k) first: .transpose(1, 2).")
-        if np.array_equal(got, _np(x.permute(0, 2, 3, 1).reshape(B, L, -1))):
+        if np.array_equal(got, _as_array(x.permute(0, 2, 3, 1).reshape(B, L, -1))):
             return Verdict(False, "the heads are interleaved (column j*h + i "
                                   "holds coordinate j of head i). Concatenation "
                                   "keeps each head's d_k numbers together: "
                                   "head i fills columns i*d_k:(i+1)*d_k.")
-        if np.array_equal(got, _np(_merge(x.flip(1)))):
+        if np.array_equal(got, _as_array(_merge(x.flip(1)))):
             return Verdict(False, "the heads are in reverse order: head 0 must "
                                   "come first, in columns 0:d_k.")
         if not np.array_equal(got, want):
@@ -93,7 +93,7 @@ def check_remove_head(fn) -> Verdict:
                               "place; work on a copy (concat.clone()).")
     if got is None:
         return Verdict(False, "your function returned None: return the output.")
-    got = _np(got)
+    got = _as_array(got)
     want = without([i])
     if got.shape != tuple(want.shape):
         return Verdict(False, f"output shape {got.shape}; expected (B, L, "
@@ -121,7 +121,7 @@ def check_remove_head(fn) -> Verdict:
                               "output coordinates. Head i's block W_O^i is the "
                               "rows i*d_k:(i+1)*d_k (it multiplies its slice "
                               "of concat).")
-    out_cols = _np(output_projection(concat, W_O, b_O)).copy()
+    out_cols = _as_array(output_projection(concat, W_O, b_O)).copy()
     out_cols[..., cols] = 0
     if _close(got, out_cols):
         return Verdict(False, "you zeroed coordinates i*d_k:(i+1)*d_k of the "

@@ -12,7 +12,7 @@ from .._validate import check_positive_int
 from ..attention import scaled_dot_product_attention
 from ..heads import score_rank_bound
 from ..multihead import MHAWeights, random_weights
-from ._verdict import Verdict, _BadOutput, _call, _close, _np, _number, _verdicts
+from ._verdict import Verdict, _as_array, _BadOutput, _call, _close, _number, _verdicts
 
 # --- chapter 8: how many heads? ------------------------------------------------
 
@@ -156,8 +156,8 @@ def check_batched_heads(fn) -> Verdict:
         if not got:
             return Verdict(False, "return the output (B, L, d_model).")
         got = got[0]
-    out = _np(got)
-    ref = {k: _np(v) for k, v in _ch09_batched_variants(X, w, h).items()}
+    out = _as_array(got)
+    ref = {k: _as_array(v) for k, v in _ch09_batched_variants(X, w, h).items()}
     if out.shape == (B, h, L, d_k):
         return Verdict(False, f"shape {out.shape} is (B, h, L, d_k): the heads "
                               "are not merged back. Transpose to (B, L, h, d_k), "
@@ -314,7 +314,7 @@ def check_blockwise_attention(fn) -> Verdict:
         got, err = _call(fn, Q, K, V, block)
     if err is not None:
         return err
-    out = _np(got)
+    out = _as_array(got)
     if out.shape != (L, d_v):
         return Verdict(False, f"output has shape {out.shape}; expected "
                               f"(L, d_v) = {(L, d_v)}.")
@@ -324,8 +324,8 @@ def check_blockwise_attention(fn) -> Verdict:
     if _close(out, want):
         big, err = _call(fn, 300 * Q, K, V, block)     # scores in the 1000s
         if err is None:
-            b = _np(big)
-            want_big = _np(scaled_dot_product_attention(300 * Q, K, V)[0])
+            b = _as_array(big)
+            want_big = _as_array(scaled_dot_product_attention(300 * Q, K, V)[0])
             if not np.isfinite(b).all() or not _close(b, want_big):
                 return Verdict(False, "right on ordinary scores, but large "
                                       "scores overflow exp(): subtract the "
@@ -361,4 +361,4 @@ def check_blockwise_attention(fn) -> Verdict:
         if _close(out, _ch09_blockwise(Q, K, V, block, **kwargs)):
             return Verdict(False, message)
     return Verdict(False, "not softmax(Q K^T / sqrt(d_k)) V: largest "
-                          f"difference {np.abs(out - _np(want)).max():.3g}.")
+                          f"difference {np.abs(out - _as_array(want)).max():.3g}.")

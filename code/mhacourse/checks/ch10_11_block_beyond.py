@@ -7,7 +7,7 @@ import torch
 from .._validate import check_positive_int
 from ..block import TransformerBlock, layer_norm
 from ..masks import causal_mask
-from ._verdict import Verdict, _call, _close, _np, _number, _verdicts
+from ._verdict import Verdict, _as_array, _call, _close, _number, _verdicts
 
 # ---------------------------------------------------------------------------
 # Chapters 10 (the transformer block) and 11 (beyond): LayerNorm, pre-LN
@@ -56,7 +56,7 @@ def check_layer_norm(fn) -> Verdict:
         return err
     if not isinstance(got, torch.Tensor):
         return Verdict(False, f"return a tensor; got {type(got).__name__}.")
-    got_np = _np(got)
+    got_np = _as_array(got)
     if got_np.shape != tuple(x.shape):
         return Verdict(False, f"output has shape {got_np.shape}; LayerNorm keeps "
                               f"the input's shape {tuple(x.shape)}.")
@@ -90,10 +90,10 @@ def check_layer_norm(fn) -> Verdict:
     for key, want in v.items():
         if _close(got, want):
             return Verdict(False, messages[key])
+    diff = np.abs(got_np - _as_array(layer_norm(x, gamma, beta, eps))).max()
     return Verdict(False, "not LayerNorm: compute mean and biased variance over "
                           "the last axis, then gamma * (x - mean) / sqrt(var + eps)"
-                          f" + beta (largest difference "
-                          f"{np.abs(got_np - _np(layer_norm(x, gamma, beta, eps))).max():.3g}).")
+                          f" + beta (largest difference {diff:.3g}).")
 
 
 @_verdicts
@@ -171,7 +171,7 @@ def check_pre_ln_block(fn) -> Verdict:
         for cand, msg in wrong:
             if _close(got, cand):
                 return Verdict(False, msg)
-        diff = np.abs(_np(got) - _np(want)).max()
+        diff = np.abs(_as_array(got) - _as_array(want)).max()
     return Verdict(False, "not a pre-LN block: x = x + attn(norm1(x)), then "
                           f"x = x + ffn(norm2(x)) (largest difference {diff:.3g}).")
 

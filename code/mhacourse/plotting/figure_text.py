@@ -11,7 +11,8 @@ site test (tests/test_site.py) can check every figure's text is >= 10 px as a
 reader sees it. A figure drawn without the entry fails that test, unless it
 has no text at all.
 
-Plotting helper, not math: it imports matplotlib, and no math module imports it.
+Plotting, not math: it imports matplotlib (no math module imports it) and
+not IPython (the notebook hands in its shell).
 """
 from __future__ import annotations
 
@@ -84,17 +85,12 @@ def _notebook_png(fig):
     return base64.b64encode(png_with_text_size(fig)).decode("ascii")
 
 
-def install_png_formatter(ip=None) -> bool:
-    """Show every matplotlib figure in this IPython kernel through
-    :func:`png_with_text_size`. Call once per notebook, after which
-    ``plt.show()`` and a figure left as a cell's value both carry the entry.
-    Returns False outside IPython (nothing to install)."""
-    if ip is None:
-        try:
-            from IPython import get_ipython
-        except ImportError:
-            return False
-        ip = get_ipython()
+def install_png_formatter(ip) -> bool:
+    """Show every matplotlib figure in the IPython shell ``ip`` (a notebook
+    passes ``get_ipython()``) through :func:`png_with_text_size`. Call once
+    per notebook, after which ``plt.show()`` and a figure left as a cell's
+    value both carry the entry. Returns False when ``ip`` is None (no
+    IPython: nothing to install)."""
     if ip is None:
         return False
     # The inline backend registers its own PNG formatter when it is first

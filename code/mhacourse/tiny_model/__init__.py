@@ -1,0 +1,34 @@
+"""Tiny causal transformers, trained on :mod:`mhacourse.tasks`, whose heads
+the attention explorer shows.
+
+- :mod:`~mhacourse.tiny_model.model` — :class:`TinyConfig` and
+  :class:`TinyTransformer`, built from the course's own parts
+- :mod:`~mhacourse.tiny_model.files` — :func:`save` and :func:`load`
+  (``.safetensors``), :func:`fingerprint`
+- :mod:`~mhacourse.tiny_model.training` — the held-out set, :func:`evaluate`,
+  :func:`train`
+- :mod:`~mhacourse.tiny_model.analysis` — what the heads do:
+  :func:`head_scores`, :func:`head_roles`, :func:`attention_on`
+
+Chapters and scripts use them through this package
+(``from mhacourse import tiny_model as tm``; ``tm.train(...)``).
+"""
+from ..cost import n_params
+from .analysis import (
+    attention_on,
+    head_roles,
+    head_scores,
+    task_attention_statistics,
+    uniform_statistics,
+)
+from .files import fingerprint, load, save
+from .model import TinyConfig, TinyTransformer
+from .training import HELDOUT_N, HELDOUT_SEED, evaluate, heldout, loss_fn, train
+
+__all__ = [
+    "TinyConfig", "TinyTransformer", "n_params",
+    "fingerprint", "save", "load",
+    "HELDOUT_SEED", "HELDOUT_N", "heldout", "evaluate", "loss_fn", "train",
+    "task_attention_statistics", "uniform_statistics", "head_scores", "head_roles",
+    "attention_on",
+]

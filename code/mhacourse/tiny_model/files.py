@@ -1,0 +1,79 @@
+"""Tiny models in ``.safetensors`` files: the weights (float16 halves the
+size) or, for an untrained model, only its seed and a fingerprint.
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+from dataclasses import asdict
+from pathlib import Path
+
+import torch
+from torch import nn
+
+from .model import TinyConfig, TinyTransformer
+
+
+def fingerprint(model: nn.Module) -> str:
+    """SHA-256 of every parameter's float32 bytes, in ``state_dict`` order."""
+    h = hashlib.sha256()
+    for k, v in model.state_dict().items():
+        h.update(k.encode())
+        h.update(v.detach().float().contiguous().numpy().tobytes())
+    return h.hexdigest()
+
+
+def save(model: TinyTransformer, path, dtype: torch.dtype = torch.float16,
+         extra: dict | None = None, init_seed: int | None = None) -> Path:
+    """Write ``model`` to a ``.safetensors`` file: the weights in ``dtype``
+    (float16 halves the size) and the config (and ``extra``) as JSON metadata.
+
+    With ``init_seed``, ``model`` must be the untrained
+    ``TinyTransformer(cfg, init_seed)``: then no weights are written, only
+    the seed and a :func:`fingerprint`; :func:`load` rebuilds the model from
+    the seed and checks the fingerprint (a file of a few hundred bytes instead
+    of megabytes of random numbers).
+    """
+    from safetensors.torch import save_file  # optional dependency (notebook extra)
+
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    meta = {"config": json.dumps(asdict(model.cfg)),
+            "extra": json.dumps(extra or {})}
+    if init_seed is None:
+        tensors = {k: v.detach().to(dtype).contiguous()
+                   for k, v in model.state_dict().items()}
+    else:
+        if fingerprint(model) != fingerprint(TinyTransformer(model.cfg, init_seed)):
+            raise ValueError(f"init_seed={init_seed} given, but the model is not "
+                             f"TinyTransformer(cfg, seed={init_seed}) (trained?).")
+        tensors = {}
+        meta.update(init_seed=str(init_seed), fingerprint=fingerprint(model))
+    save_file(tensors, str(path), metadata=meta)
+    path.chmod(0o644)  # safetensors writes 0600; these files are for readers
+    return path
+
+
+def load(path) -> TinyTransformer:
+    """Read a model written by :func:`save`; parameters come back as float32
+    (the stored values, exactly). ``model.extra`` holds the saved ``extra``."""
+    from safetensors import safe_open  # optional dependency (notebook extra)
+
+    with safe_open(str(path), framework="pt") as f:
+        meta = f.metadata()
+        tensors = {k: f.get_tensor(k) for k in f.keys()}
+    cfg = TinyConfig(**json.loads(meta["config"]))
+    if "init_seed" in meta:  # an untrained model, stored as its seed
+        model = TinyTransformer(cfg, seed=int(meta["init_seed"]))
+        if fingerprint(model) != meta["fingerprint"]:
+            raise RuntimeError(
+                f"{path}: rebuilding the seed-{meta['init_seed']} initialisation "
+                "gave different weights (has torch's random generator changed?); "
+                "rerun scripts/train_tiny_models.py."
+            )
+    else:
+        model = TinyTransformer(cfg)
+        model.load_state_dict({k: v.float() for k, v in tensors.items()})
+    model.extra = json.loads(meta.get("extra", "{}"))
+    return model.eval()
+

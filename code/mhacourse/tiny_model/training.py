@@ -1,0 +1,96 @@
+"""Training and evaluating the tiny models on :mod:`mhacourse.tasks`: a fixed
+held-out set, accuracy per part of the task, and AdamW with warm-up and
+cosine decay.
+"""
+from __future__ import annotations
+
+import math
+import time
+
+import torch
+import torch.nn.functional as F
+
+from .. import tasks
+from .._validate import check_positive_int
+from ..cost import n_params
+from .model import TinyConfig, TinyTransformer
+
+HELDOUT_SEED = 20240  # the held-out set: tasks.sample(HELDOUT_N, seed=HELDOUT_SEED)
+HELDOUT_N = 1024  # sequences; 1024 * (L - 1) = 15 360 scored positions
+
+
+def heldout(task: tasks.TaskConfig = tasks.TaskConfig(), n: int = HELDOUT_N):
+    """The fixed held-out set ``(x, y, kind)``; training never draws it
+    (training batches come from a generator seeded differently)."""
+    return tasks.sample(n, task, seed=HELDOUT_SEED)
+
+
+@torch.no_grad()
+def evaluate(model: TinyTransformer, data=None, batch: int = 256) -> dict:
+    """Accuracy of the arg-max prediction on scored positions: overall and per
+    part (``"previous"``, ``"lookup"``). ``data`` defaults to :func:`heldout`."""
+    x, y, kind = heldout() if data is None else data
+    model.eval()
+    correct = torch.cat([model(x[i:i + batch]).argmax(-1) == y[i:i + batch]
+                         for i in range(0, len(x), batch)])  # (N, L)
+    out = {"accuracy": float(correct[kind != tasks.NOT_SCORED].float().mean())}
+    for k in (tasks.PREVIOUS, tasks.LOOKUP):
+        out[tasks.KIND_NAMES[k]] = float(correct[kind == k].float().mean())
+    return out
+
+
+def loss_fn(logits, y, kind):
+    """Cross-entropy on scored positions. Shapes: logits (B, L, V), y (B, L)."""
+    scored = kind != tasks.NOT_SCORED  # (B, L)
+    return F.cross_entropy(logits[scored], y[scored])
+
+
+def train(cfg: TinyConfig, steps: int, seed: int = 0,
+          task: tasks.TaskConfig = tasks.TaskConfig(), log_every: int = 0,
+          eval_data=None) -> tuple[TinyTransformer, dict]:
+    """Train a fresh ``TinyTransformer(cfg, seed)`` for ``steps`` AdamW steps
+    on batches from ``tasks.sample`` (generator seeded by ``seed``), with a
+    linear warm-up then cosine decay to 0.
+
+    Returns ``(model, metrics)``: the model (float32, eval mode) and its
+    held-out accuracy (overall and per part), final training loss (mean of the
+    last 5 % of steps), parameter count, wall-clock and CPU seconds.
+    Deterministic on the CPU for a given torch version and thread count.
+    """
+    check_positive_int("steps", steps)
+    model = TinyTransformer(cfg, seed=seed)
+    opt = torch.optim.AdamW(model.parameters(), lr=cfg.peak_lr,
+                            weight_decay=cfg.weight_decay, betas=(0.9, 0.98))
+    warm = min(cfg.warmup, steps // 4 + 1)
+
+    def lr_at(s):  # linear warm-up, then cosine to 0
+        if s < warm:
+            return (s + 1) / warm
+        return 0.5 * (1 + math.cos(math.pi * (s - warm) / max(1, steps - warm)))
+
+    sched = torch.optim.lr_scheduler.LambdaLR(opt, lr_at)
+    g = torch.Generator().manual_seed(10_000 + seed)  # not HELDOUT_SEED's stream
+    t0, c0 = time.perf_counter(), time.process_time()
+    losses = []
+    model.train()
+    for s in range(steps):
+        x, y, kind = tasks.sample(cfg.batch, task, generator=g)
+        loss = loss_fn(model(x), y, kind)
+        opt.zero_grad(set_to_none=True)
+        loss.backward()
+        torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
+        opt.step()
+        sched.step()
+        losses.append(loss.item())
+        if log_every and (s + 1) % log_every == 0:
+            print(f"  step {s + 1:5d}  loss {sum(losses[-log_every:]) / log_every:.3f}",
+                  flush=True)
+    seconds, cpu = time.perf_counter() - t0, time.process_time() - c0
+    model.eval()
+    metrics = evaluate(model, heldout(task) if eval_data is None else eval_data)
+    tail = losses[-max(1, steps // 20):]
+    metrics.update(train_loss=sum(tail) / len(tail), params=n_params(model),
+                   steps=steps, seed=seed, train_seconds=round(seconds, 2),
+                   cpu_seconds=round(cpu, 2))
+    return model, metrics
+
