@@ -266,3 +266,82 @@ def test_layer_head_grid_text_is_at_least_10px(site):
 
 # The explorer page (chapters/explorer) is tested in test_explorer_live.py:
 # every control, typing, bad input, the keyboard, parity with the package.
+
+
+MIN_TEXT_PX = 10       # the smallest figure text a reader should have to read, in CSS px
+
+
+def _figure_images(browser, base: str) -> list:
+    """(figure id or alt text, PNG bytes, natural width, shown width) of every
+    picture shown in the page's article: the cells' figures, the widgets'
+    pictures (the view on show) and the HTML heatmaps' pixel images."""
+    import base64
+    from urllib.parse import urlparse
+
+    found = []
+    for name, src, natural, shown in browser.evaluate(
+            """() => [...document.querySelectorAll('.bd-article img')]
+        .filter(i => i.naturalWidth > 0 && i.getBoundingClientRect().width > 0)
+        .map(i => [(i.closest('figure') || {}).id || i.alt.slice(0, 40), i.currentSrc,
+                   i.naturalWidth, i.getBoundingClientRect().width])"""):
+        if src.startswith("data:"):
+            data = base64.b64decode(src.split(",", 1)[1])
+        else:
+            assert src.startswith(base), f"figure {name} comes from elsewhere: {src}"
+            data = (SITE / unquote(urlparse(src).path).lstrip("/")).read_bytes()
+        found.append((name, data, natural, shown))
+    return found
+
+
+@pytest.mark.parametrize("page", [p for p in NOTEBOOK_PAGES if re.search(r"/\d\d_", p)])
+def test_figure_text_is_at_least_10px_as_shown(site, page):
+    """Every picture on the page records its smallest text in its PNG
+    (mhacourse.plotting.figure_text: fontsize * dpi / 72, in image pixels); shown at
+    shown/natural of its size, that text is >= 10 CSS px. A picture without
+    the record fails; one with no text records "none" (the HTML heatmaps'
+    pixel images, whose labels are HTML)."""
+    from mhacourse.plotting.figure_text import png_min_text_px
+
+    base, browser, _ = site
+    browser.goto(f"{base}/{page}", wait_until="networkidle")
+    figures = _figure_images(browser, base)
+    small, unmarked = [], []
+    for name, png, natural, shown in figures:
+        try:
+            px = png_min_text_px(png)
+        except (KeyError, ValueError):
+            unmarked.append(name)
+            continue
+        if px is not None and px * shown / natural < MIN_TEXT_PX:
+            small.append((name, round(px * shown / natural, 1)))
+    assert figures, f"{page}: no pictures found"
+    assert unmarked == [], f"{page}: pictures made without the text-size record " \
+        f"(mhacourse.plotting.figure_text: install_png_formatter or " \
+        f"png_with_text_size): {unmarked}"
+    assert small == [], f"{page}: figure text under {MIN_TEXT_PX} px as shown " \
+        f"(figure, px): {small}"
+
+
+MAX_SCREENS = 16       # a chapter page is at most 16 screens long at 1280 x 900
+# Pages still longer, with their length when this was written: their lessons,
+# not setup code, make them long, so they need content moved (issue 13: split
+# chapter 4 into real model / tiny models). Strict: a page that comes under
+# the bound makes its xfail fail, so it must leave this list.
+STILL_LONG = {"chapters/02_split_heads.html": 18.7,
+              "chapters/04_what_heads_learn.html": 33.5,
+              "chapters/09_making_it_fast.html": 19.7}
+
+
+@pytest.mark.parametrize("page", [
+    pytest.param(p, marks=pytest.mark.xfail(
+        strict=True, reason=f"{STILL_LONG[p]} screens: needs content moved, see STILL_LONG"))
+    if p in STILL_LONG else p
+    for p in NOTEBOOK_PAGES if re.search(r"/\d\d_", p)])
+def test_chapter_page_is_at_most_16_screens(site, page):
+    """At 1280 x 900 a chapter page's document is <= 16 viewport heights
+    (setup, plotting and table code behind toggles; scripts/page_heights.py
+    prints every page's length)."""
+    base, browser, _ = site
+    browser.goto(f"{base}/{page}", wait_until="networkidle")
+    screens = browser.evaluate("() => document.documentElement.scrollHeight") / 900
+    assert screens <= MAX_SCREENS, f"{page} is {screens:.1f} screens long at 1280 x 900"

@@ -17,18 +17,25 @@ from typing import Sequence
 import numpy as np
 from matplotlib import colormaps
 from PIL import Image
+from PIL.PngImagePlugin import PngInfo
 
 from ._arrays import to_numpy
+from .plotting.figure_text import NO_TEXT, TEXT_PX_KEY
 from .plotting.heatmaps import top_attended
 
 _VIRIDIS = (colormaps["viridis"](np.linspace(0, 1, 256))[:, :3] * 255).astype(np.uint8)
 
 
 def weights_png(w) -> bytes:
-    """(L, S) weights in [0, 1] -> PNG bytes of L x S pixels (viridis)."""
+    """(L, S) weights in [0, 1] -> PNG bytes of L x S pixels (viridis). The
+    PNG records that it has no text (see :mod:`mhacourse.plotting.figure_text`): its
+    labels are HTML around it."""
     idx = np.clip(np.rint(to_numpy(w) * 255), 0, 255).astype(np.uint8)  # (L, S)
     buf = io.BytesIO()
-    Image.fromarray(_VIRIDIS[idx], "RGB").save(buf, format="PNG", optimize=False)
+    info = PngInfo()
+    info.add_text(TEXT_PX_KEY, NO_TEXT)
+    Image.fromarray(_VIRIDIS[idx], "RGB").save(buf, format="PNG", optimize=False,
+                                               pnginfo=info)
     return buf.getvalue()
 
 
