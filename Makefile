@@ -97,5 +97,5 @@ $(VENV)/.classroom-deps: requirements-classroom.txt $(VENV)/.book-deps
 	$(BIN)/python -m pip install -q -r requirements-classroom.txt
 	touch $@
 
-clean:  # the HTML and the execution cache (package changes do not invalidate it)
+clean:  # everything built: the HTML, the execution cache, the vendored JS, the explorer export
 	rm -rf _build _vendor _generated

@@ -1,0 +1,97 @@
+"""`make book` is always right: the Makefile's rules that decide what a
+rebuild redoes, run for real by `make` on a scratch copy of the files they
+read (no book is built here; a whole build takes minutes)."""
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import time
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+CACHES = ("_build/.jupyter_cache", "_build/.doctrees", "_build/jupyter_execute")
+
+pytestmark = pytest.mark.skipif(shutil.which("make") is None, reason="needs make")
+
+
+def _make(tmp: Path, *args: str) -> subprocess.CompletedProcess:
+    # -o: take the virtual environment as made, whatever its age
+    return subprocess.run(["make", "-o", ".venv/.book-deps", *args], cwd=tmp,
+                          capture_output=True, text=True, timeout=60)
+
+
+@pytest.fixture
+def tree(tmp_path: Path) -> Path:
+    shutil.copy(ROOT / "Makefile", tmp_path)
+    shutil.copytree(ROOT / "code" / "mhacourse", tmp_path / "code" / "mhacourse",
+                    ignore=shutil.ignore_patterns("__pycache__"))
+    shutil.copy(ROOT / "code" / "pyproject.toml", tmp_path / "code")
+    for name in ("_config.yml", "scripts/colab_cell.py", "chapters/01_one_head.md",
+                 "chapters/01_one_head.ipynb"):
+        (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
+        shutil.copy(ROOT / name, tmp_path / name)
+    (tmp_path / ".venv").mkdir()
+    (tmp_path / ".venv" / ".book-deps").touch()
+    return tmp_path
+
+
+def _fill_caches(tmp: Path) -> None:
+    for d in CACHES:
+        (tmp / d).mkdir(parents=True, exist_ok=True)
+        (tmp / d / "kept").touch()
+
+
+def test_a_package_change_drops_every_execution_cache(tree: Path):
+    first = _make(tree, "_build/.package-hash")
+    assert first.returncode == 0, first.stderr
+    _fill_caches(tree)
+    same = _make(tree, "_build/.package-hash")
+    assert same.returncode == 0, same.stderr
+    kept = [d for d in CACHES if (tree / d / "kept").exists()]
+    assert kept == list(CACHES), f"an unchanged package dropped caches: {same.stdout}"
+
+    module = tree / "code" / "mhacourse" / "attention.py"
+    module.write_text(module.read_text() + "\n# an edit\n")
+    changed = _make(tree, "_build/.package-hash")
+    assert changed.returncode == 0, changed.stderr
+    left = [d for d in CACHES if (tree / d).exists()]
+    assert left == [], f"after a package edit these survived: {left}"
+    assert "code/mhacourse changed" in changed.stdout
+
+
+def test_a_change_in_a_subpackage_counts_too(tree: Path):
+    assert _make(tree, "_build/.package-hash").returncode == 0
+    _fill_caches(tree)
+    sub = sorted((tree / "code" / "mhacourse").glob("*/*.py"))
+    assert sub, "the package has no subpackage to edit"
+    sub[0].write_text(sub[0].read_text() + "\n# an edit\n")
+    assert _make(tree, "_build/.package-hash").returncode == 0
+    assert not (tree / CACHES[0]).exists(), f"editing {sub[0].name} kept the cache"
+
+
+def test_an_edited_chapter_source_regenerates_its_notebook(tree: Path):
+    nb = "chapters/01_one_head.ipynb"
+    md = tree / "chapters" / "01_one_head.md"
+    now = time.time()
+    for name in ("_config.yml", "scripts/colab_cell.py", nb):  # the .ipynb newest
+        (tree / name).touch()
+    os.utime(md, (now - 60, now - 60))
+    os.utime(tree / "_config.yml", (now - 60, now - 60))
+    os.utime(tree / "scripts" / "colab_cell.py", (now - 60, now - 60))
+    quiet = _make(tree, "-n", nb)
+    assert "jupytext" not in quiet.stdout, f"an up-to-date notebook is rebuilt:\n{quiet.stdout}"
+
+    md.write_text(md.read_text() + "\nAn edit.\n")
+    os.utime(md, (now + 60, now + 60))
+    plan = _make(tree, "-n", nb)
+    assert plan.returncode == 0, plan.stderr
+    assert "jupytext --to ipynb" in plan.stdout and "colab_cell.py" in plan.stdout, plan.stdout
+
+
+def test_book_depends_on_every_chapter_notebook_and_the_package_hash():
+    text = (ROOT / "Makefile").read_text()
+    book = next(line for line in text.splitlines() if line.startswith("book:"))
+    assert "$(IPYNBS)" in book and "_build/.package-hash" in book, book
