@@ -327,9 +327,7 @@ MAX_SCREENS = 16       # a chapter page is at most 16 screens long at 1280 x 900
 # not setup code, make them long, so they need content moved (issue 13: split
 # chapter 4 into real model / tiny models). Strict: a page that comes under
 # the bound makes its xfail fail, so it must leave this list.
-STILL_LONG = {"chapters/02_split_heads.html": 18.7,
-              "chapters/04_what_heads_learn.html": 33.5,
-              "chapters/09_making_it_fast.html": 19.7}
+STILL_LONG = {"chapters/04_what_heads_learn.html": 33.5}
 
 
 @pytest.mark.parametrize("page", [
