@@ -48,8 +48,9 @@ Markdown cell from the cell break above it
 
 MyST syntax that nbconvert does not know is turned into Markdown/HTML first:
 admonitions, ``literalinclude`` (the package's code, read again from
-``code/``), ``{math}``, ``glue`` roles and figures (values from the executed
-notebook), cross-reference roles and links to other pages.
+``code/``), ``{math}``, ``glue`` roles, directives and figures (values from
+the executed notebook), sphinx-design tab-sets (every tab, one after another,
+each under its label), cross-reference roles and links to other pages.
 """
 from __future__ import annotations
 
@@ -403,6 +404,23 @@ def render(items: list, glue: dict, base: Path) -> str:
     return "\n".join(out)
 
 
+def glue_block(name: str, glue: dict) -> str:
+    """A ``{glue}`` / ``{glue:md}`` directive: the value glued under ``name``
+    (a picture, Markdown, HTML or text), as the deck shows it."""
+    data = glue.get(name)
+    if data is None:
+        raise SlidesError(f"glue {name!r} not found in the executed notebook")
+    picture = _img(data, name)
+    if picture:
+        return f'\n<p class="figure">{picture}</p>\n'
+    if "text/markdown" in data:
+        return "\n" + "".join(data["text/markdown"]) + "\n"
+    if "text/html" in data:        # one HTML block: no blank line may end it early
+        block = re.sub(r"\n\s*\n", "\n", "".join(data["text/html"]).strip())
+        return f"\n<div>\n{block}\n</div>\n"
+    return "\n```\n" + "".join(data.get("text/plain", "")) + "\n```\n"
+
+
 def render_directive(d: Directive, glue: dict, base: Path) -> str:
     name = d.name
     cls = str(d.options.get("class", ""))
@@ -436,6 +454,12 @@ def render_directive(d: Directive, glue: dict, base: Path) -> str:
             raise SlidesError(f"glue:figure {d.arg!r} not found in the executed notebook")
         cap = f'\n\n<p class="caption">{body}</p>' if body.strip() else ""
         return f'\n<p class="figure">{_img(data, str(d.options.get("alt", "")))}</p>{cap}\n'
+    if name in ("glue", "glue:any", "glue:md"):
+        return glue_block(d.arg.strip(), glue)
+    if name == "tab-set":                        # every tab's content, one after another
+        return f"\n{body}\n"
+    if name == "tab-item":                       # a tab: its label as a bold lead-in
+        return f"\n**{inline(d.arg, glue)}**\n\n{body}\n"
     if name == "raw":
         return "\n".join(d.body) if d.arg.strip() == "html" else ""
     if name in ("table", "div", "container", "card", "epigraph", "pull-quote", "highlights"):

@@ -5,6 +5,7 @@ paper has the chapter's text, its figures and its math, and no site chrome
 and no solutions. The "Handout" button is checked in the browser."""
 from __future__ import annotations
 
+import html
 import json
 import re
 import shutil
@@ -172,6 +173,32 @@ def test_widgets_print_their_picture(tmp_path: Path):
             img = page_image(pdf, page, tmp_path)
             assert page in with_raster or colour(img) > 0.01, \
                 f"{stem}: the widget on page {page} printed no picture"
+
+
+@pytest.mark.parametrize("stem", STEMS)
+def test_handout_prints_every_tab(stem: str):
+    """A tab-set shows one tab at a time on the page; on paper every tab's
+    label and content are printed (assets/site/print.css)."""
+    page = (SITE / "chapters" / f"{stem}.html").read_text()
+    labels = [" ".join(html.unescape(re.sub(r"<[^>]+>", " ", t)).split()) for t in
+              re.findall(r'<label [^>]*class="sd-tab-label"[^>]*>(.*?)</label>', page, re.S)]
+    if not labels:
+        pytest.skip(f"{stem} has no tab-set")
+    text = " ".join(poppler("pdftotext", HANDOUTS / f"{stem}.pdf", "-").split())
+    missing = [t for t in labels if t not in text]
+    assert missing == [], f"{stem}: tabs not printed in the handout: {missing}"
+    # and each tab's content: the first words of its first paragraph (not in a
+    # table) without math
+    parts = re.split(r'<div [^>]*class="sd-tab-content[^"]*"[^>]*>', page)[1:]
+    for label, part in zip(labels, parts):
+        part = re.split(r'<label [^>]*class="sd-tab-label"', part)[0]
+        part = re.sub(r"<table\b.*?</table>", "", part, flags=re.S)   # columns print apart
+        paras = [" ".join(html.unescape(re.sub(r"<[^>]+>", " ", p)).split())
+                 for p in re.findall(r"<p>(.*?)</p>", part, re.S)]
+        plain = [p for p in paras if p and "\\(" not in p and "$" not in p]
+        if plain:
+            words = " ".join(plain[0].split()[:5])
+            assert words in text, f"{stem}: tab {label!r} ({words!r}...) is not printed"
 
 
 def test_every_chapter_page_links_to_its_handout():

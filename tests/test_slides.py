@@ -182,6 +182,30 @@ def test_long_cells_and_outputs_are_split_for_slides():
     assert "".join(pages).count("word") == 8 * 120
 
 
+def test_tab_sets_and_glue_directives_become_slide_markdown():
+    """A sphinx-design tab-set shows every tab on the slides, each under its
+    label, and ``{glue}`` / ``{glue:md}`` directives show the glued value."""
+    import sys
+    sys.path.insert(0, str(ROOT / "scripts"))
+    import build_slides as bs
+
+    source = ["::::{tab-set}", ":::{tab-item} First tab", "```{glue:md} table",
+              ":format: myst", "```", "text of the first tab", ":::",
+              ":::{tab-item} Second tab", "```{glue} picture", "```",
+              "text of the second tab", ":::", "::::"]
+    glue = {"table": {"text/markdown": "| a | b |\n|:--|:--|\n| 1 | 2 |"},
+            "picture": {"image/png": "iVBORw0KGgo=", "text/plain": "<Figure>"}}
+    out = bs.render(bs.parse_blocks(source), glue, bs.CHAPTERS)
+    for shown in ("**First tab**", "| 1 | 2 |", "text of the first tab",
+                  "**Second tab**", "data:image/png;base64,iVBORw0KGgo=",
+                  "text of the second tab"):
+        assert shown in out, f"{shown!r} is missing from the slide Markdown:\n{out}"
+    assert out.index("First tab") < out.index("Second tab")
+    assert not re.search(r":::|```\{", out), f"a directive was left unconverted:\n{out}"
+    with pytest.raises(bs.SlidesError, match="missing"):
+        bs.render(bs.parse_blocks(["```{glue} missing", "```"]), {}, bs.CHAPTERS)
+
+
 @pytest.mark.parametrize("stem", STEMS)
 def test_deck_skips_exercises_and_the_colab_cell(stem):
     text = (SLIDES / f"{stem}.slides.html").read_text()
