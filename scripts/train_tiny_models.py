@@ -59,10 +59,6 @@ SWEEP_STEPS = GRID_STEPS[SWEEP_D_MODEL]  # same for every h: equal budgets; and
 SWEEP_SEEDS = (0, 1)
 
 
-def name(h: int, d_k: int, trained: bool = True) -> str:
-    return f"h{h}_dk{d_k}" + ("" if trained else "_init")
-
-
 def round_floats(obj, nd: int = 4):
     """Round every float in a nested dict/list (shorter JSON)."""
     if isinstance(obj, float):
@@ -103,16 +99,16 @@ def run_grid(out: Path, quick: bool, cells=None) -> dict:
                   "n_layers": cfg.n_layers, "seed": SEED}
 
         init = tm.TinyTransformer(cfg, seed=SEED)
-        path = tm.save(init, out / f"{name(h, d_k, False)}.safetensors",
+        path = tm.save(init, out / f"{tm.model_name(h, d_k, False)}.safetensors",
                        init_seed=SEED)
-        models.append({"name": name(h, d_k, False), "trained": False,
+        models.append({"name": tm.model_name(h, d_k, False), "trained": False,
                        **common, "params": tm.n_params(init), "steps": 0,
                        **describe(tm.load(path), path, data)})
 
         model, m = tm.train(cfg, steps, seed=SEED)
-        path = tm.save(model, out / f"{name(h, d_k)}.safetensors",
+        path = tm.save(model, out / f"{tm.model_name(h, d_k)}.safetensors",
                        extra={"steps": steps, "seed": SEED})
-        entry = {"name": name(h, d_k), "trained": True, **common,
+        entry = {"name": tm.model_name(h, d_k), "trained": True, **common,
                  "params": m["params"], "steps": steps,
                  "lr": cfg.peak_lr, "train_loss": m["train_loss"],
                  "train_seconds": m["train_seconds"],

@@ -12,6 +12,7 @@ import pytest
 import torch
 
 from mhacourse import bert, explorer, tasks, web_export
+from mhacourse import tiny_model as tm
 from site_browser import SITE, offline_page, serve
 
 PAGE = "chapters/explorer.html"
@@ -133,7 +134,7 @@ def test_every_tiny_model_runs_in_the_browser(page):
     ids = tasks.word_ids(text)
     for entry in web_export.tiny_cells():
         for trained in (True, False):
-            name = web_export.tiny_name(*entry, trained)
+            name = tm.model_name(*entry, trained)
             model = web_export.load_tiny(*entry, trained)
             got = run_tiny(p, name, text)
             with torch.no_grad():
@@ -195,7 +196,7 @@ def test_precomputed_views_agree_with_the_live_engine(minilm):
     for i, text in enumerate(explorer.EXAMPLES):
         for h, d_k in web_export.tiny_cells():
             for trained in (True, False):
-                name = web_export.tiny_name(h, d_k, trained)
+                name = tm.model_name(h, d_k, trained)
                 pre = p.evaluate("([n, i]) => mhaExplorer.precomputed(n, i)", [name, i])
                 live = run_tiny(p, name, text)
                 assert pre["tokens"] == live["tokens"]

@@ -114,6 +114,12 @@ def check_sizes(h, d_k) -> tuple[int, int]:
     return h, d_k
 
 
+def tiny_model_path(h: int, d_k: int, trained: bool) -> Path:
+    """Where the tiny model for (h, d_k) is stored: ``assets/models/<name>.safetensors``
+    with the name from :func:`tiny_model.model_name`."""
+    return assets_dir() / "models" / f"{tm.model_name(h, d_k, trained)}.safetensors"
+
+
 def tiny_model_for(h: int, d_k: int, trained: bool):
     """Load (cached) the tiny model for (h, d_k), trained or at initialisation."""
     h, d_k = check_sizes(h, d_k)
@@ -130,8 +136,7 @@ def _cached_tiny_model(h: int, d_k: int, trained: bool):
             f"No trained model for h = {h}, d_k = {d_k}: trained models exist for "
             f"h in {list(GRID_H)} and d_k in {list(GRID_DK)}. Pick one of those, or "
             "the untrained source (any size).")
-    name = f"h{h}_dk{d_k}{'' if trained else '_init'}.safetensors"
-    path = assets_dir() / "models" / name
+    path = tiny_model_path(h, d_k, trained)
     if path.exists():
         return tm.load(path)
     if trained:
@@ -149,7 +154,7 @@ def metrics() -> dict:
 
 
 def _accuracy_note(h: int, d_k: int, trained: bool) -> str:
-    m = metrics().get(f"h{h}_dk{d_k}" + ("" if trained else "_init"))
+    m = metrics().get(tm.model_name(h, d_k, trained))
     if not m or "accuracy" not in m:
         return ""
     return f"held-out accuracy {100 * m['accuracy']:.1f}%"

@@ -62,14 +62,15 @@ def tiny_cells() -> list[tuple[int, int]]:
     return sorted(set(cells))
 
 
-def tiny_name(h: int, d_k: int, trained: bool) -> str:
-    """File stem of a tiny model, as in ``assets/models/``."""
-    return f"h{h}_dk{d_k}" + ("" if trained else "_init")
-
-
 def load_tiny(h: int, d_k: int, trained: bool) -> tm.TinyTransformer:
-    """A tiny model from ``assets/models/`` (trained, or its untrained twin)."""
-    path = explorer.assets_dir() / "models" / f"{tiny_name(h, d_k, trained)}.safetensors"
+    """A tiny model from ``assets/models/`` (trained, or its untrained twin).
+
+    Stricter than :func:`explorer.tiny_model_for`, which the notebook
+    explorer uses: it takes every cell of :func:`tiny_cells` (the same-budget
+    row lies outside the notebook's grid), it is not cached, and a missing
+    file is an error rather than a freshly seeded model, so the browser always
+    gets the committed weights."""
+    path = explorer.tiny_model_path(h, d_k, trained)
     if not path.exists():
         raise FileNotFoundError(
             f"{path} is missing: run `python scripts/train_tiny_models.py "
@@ -220,7 +221,7 @@ def precomputed_views(sentences=explorer.EXAMPLES) -> dict:
                 tokens, attention = tm.attention_on(model, s)
                 views[i] = {"tokens": tokens,
                             "attn": [quantize(A.numpy()) for A in attention]}
-            out["tiny"][tiny_name(h, d_k, trained)] = views
+            out["tiny"][tm.model_name(h, d_k, trained)] = views
     for i, s in enumerate(sentences):
         enc = bert.encode(s)
         out["minilm"][i] = {"tokens": enc.tokens[0],
@@ -234,7 +235,7 @@ def precomputed_views(sentences=explorer.EXAMPLES) -> dict:
 def tiny_entry(model: tm.TinyTransformer, trained: bool, file: Path) -> dict:
     """What the page prints about one tiny model."""
     h, d_k = model.cfg.h, model.cfg.d_k
-    name = tiny_name(h, d_k, trained)
+    name = tm.model_name(h, d_k, trained)
     m = explorer.metrics().get(name, {})
     return {"name": name, "h": h, "d_k": d_k, "d_model": h * d_k,
             "trained": trained, "layers": model.cfg.n_layers,
@@ -253,8 +254,8 @@ def model_table() -> list[dict]:
         for h, d_k in cells:
             rows.append({"mode": mode, "h": h, "d_k": d_k, "d_model": h * d_k,
                          "params": tm.n_params(load_tiny(h, d_k, True)),
-                         "accuracy": m.get(tiny_name(h, d_k, True), {}).get("accuracy"),
-                         "untrained": m.get(tiny_name(h, d_k, False), {}).get("accuracy")})
+                         "accuracy": m.get(tm.model_name(h, d_k, True), {}).get("accuracy"),
+                         "untrained": m.get(tm.model_name(h, d_k, False), {}).get("accuracy")})
     return rows
 
 
@@ -268,7 +269,7 @@ def build(out: Path, minilm: bool = True, log=print) -> dict:
     for h, d_k in tiny_cells():
         for trained in (True, False):
             model = load_tiny(h, d_k, trained)
-            path = export_tiny(model, out / "models" / f"{tiny_name(h, d_k, trained)}.onnx")
+            path = export_tiny(model, out / "models" / f"{tm.model_name(h, d_k, trained)}.onnx")
             entries.append(tiny_entry(model, trained, path))
     log(f"exported {len(entries)} tiny models "
         f"({sum(e['bytes'] for e in entries) / 1e6:.1f} MB)")

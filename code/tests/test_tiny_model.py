@@ -6,7 +6,7 @@ from pathlib import Path
 import pytest
 import torch
 
-from mhacourse import tasks
+from mhacourse import explorer, tasks
 from mhacourse import tiny_model as tm
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -188,6 +188,20 @@ def test_committed_checkpoints_reproduce_their_accuracy():
         got = tm.evaluate(model, data)
         for key in ("accuracy", "previous", "lookup"):
             assert got[key] == pytest.approx(entry[key], abs=1e-3), (entry["name"], key)
+
+
+def test_one_name_for_each_model_file():
+    """metrics.json, the files in assets/models/ and the explorer's paths all
+    come from tm.model_name: each entry's name and file are the ones it gives."""
+    entries = committed()["models"]
+    for e in entries:
+        name = tm.model_name(e["h"], e["d_k"], e["trained"])
+        assert e["name"] == name, (e["name"], name)
+        assert e["file"] == f"{name}.safetensors", e["file"]
+        assert explorer.tiny_model_path(e["h"], e["d_k"], e["trained"]) == MODELS / e["file"]
+    on_disk = {p.name for p in MODELS.glob("*.safetensors")}
+    assert on_disk == {e["file"] for e in entries}, on_disk ^ {e["file"] for e in entries}
+    assert tm.model_name(4, 8) == "h4_dk8" and tm.model_name(4, 8, False) == "h4_dk8_init"
 
 
 def test_committed_models_learned_the_task():

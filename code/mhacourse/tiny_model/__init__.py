@@ -4,7 +4,7 @@ the attention explorer shows.
 - :mod:`~mhacourse.tiny_model.model` — :class:`TinyConfig` and
   :class:`TinyTransformer`, built from the course's own parts
 - :mod:`~mhacourse.tiny_model.files` — :func:`save` and :func:`load`
-  (``.safetensors``), :func:`fingerprint`
+  (``.safetensors``), :func:`fingerprint`, :func:`model_name` (the file names)
 - :mod:`~mhacourse.tiny_model.training` — the held-out set, :func:`evaluate`,
   :func:`train`
 - :mod:`~mhacourse.tiny_model.analysis` — what the heads do:
@@ -21,13 +21,13 @@ from .analysis import (
     task_attention_statistics,
     uniform_statistics,
 )
-from .files import fingerprint, load, save
+from .files import fingerprint, load, model_name, save
 from .model import TinyConfig, TinyTransformer
 from .training import HELDOUT_N, HELDOUT_SEED, evaluate, heldout, loss_fn, train
 
 __all__ = [
     "TinyConfig", "TinyTransformer", "n_params",
-    "fingerprint", "save", "load",
+    "model_name", "fingerprint", "save", "load",
     "HELDOUT_SEED", "HELDOUT_N", "heldout", "evaluate", "loss_fn", "train",
     "task_attention_statistics", "uniform_statistics", "head_scores", "head_roles",
     "attention_on",

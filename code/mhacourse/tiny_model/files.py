@@ -14,6 +14,13 @@ from torch import nn
 from .model import TinyConfig, TinyTransformer
 
 
+def model_name(h: int, d_k: int, trained: bool = True) -> str:
+    """File stem of the tiny model with ``h`` heads of width ``d_k`` in
+    ``assets/models/``: ``h{h}_dk{d_k}``, and ``h{h}_dk{d_k}_init`` for its
+    untrained twin (also its key in ``metrics.json``)."""
+    return f"h{h}_dk{d_k}" + ("" if trained else "_init")
+
+
 def fingerprint(model: nn.Module) -> str:
     """SHA-256 of every parameter's float32 bytes, in ``state_dict`` order."""
     h = hashlib.sha256()
