@@ -270,6 +270,35 @@ def check_mask(name: str, mask) -> torch.Tensor:
     return mask
 
 
+def check_positional(name: str, n_positional: int, n_given: int) -> None:
+    """Every form of the layer takes ``(query, key, value, w, h)`` (GQA:
+    ``h_kv`` too) by position and the rest by name; say so when more are given."""
+    if n_given > n_positional:
+        raise InputTypeError(
+            f"{name} takes {n_positional} positional arguments but {n_given} "
+            "were given: name the rest, e.g. attn_mask=mask (after h, every "
+            "argument is keyword-only).")
+
+
+def check_same_batching(query, key, value) -> None:
+    """``query``, ``key``, ``value`` (tensors or arrays) all batched
+    (B, tokens, d_model) or all unbatched (tokens, d_model)."""
+    if len({t.ndim for t in (query, key, value)}) > 1:
+        raise InputError(
+            "query, key and value must all be batched (B, tokens, d_model) "
+            "or all unbatched (tokens, d_model); got shapes "
+            f"{tuple(query.shape)}, {tuple(key.shape)}, {tuple(value.shape)}.")
+
+
+def unbatched_padding_mask(key_padding_mask) -> torch.Tensor:
+    """The (S,) ``key_padding_mask`` of unbatched input as (1, S)."""
+    if not isinstance(key_padding_mask, torch.Tensor) or key_padding_mask.ndim != 1:
+        raise InputError(
+            "with unbatched (tokens, d_model) inputs, key_padding_mask must be "
+            f"1-D (S,), True = padded; got {describe(key_padding_mask)}.")
+    return key_padding_mask[None]  # (1, S)
+
+
 def blocked(mask: torch.Tensor) -> torch.Tensor:
     """Where ``mask`` blocks a key: ``True`` in a bool mask, a value at or
     below :data:`BLOCKED_AT` (``-inf`` included) in a float one."""

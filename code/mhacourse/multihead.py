@@ -55,10 +55,13 @@ from ._validate import (
     check_finite,
     check_heads,
     check_ndim,
+    check_positional,
     check_positive_int,
+    check_same_batching,
     check_same_dtype,
     check_tensor,
     describe,
+    unbatched_padding_mask,
 )
 from .attention import attention_core, scaled_dot_product_attention
 from .heads import merge_heads, split_heads
@@ -353,18 +356,9 @@ def _unbatched(fn):
     n_positional = sum(p.kind == p.POSITIONAL_OR_KEYWORD for p in params)
 
     def wrapper(query, key, value, *args, **kwargs):
-        if 3 + len(args) > n_positional:
-            raise InputTypeError(
-                f"{fn.__name__} takes {n_positional} positional arguments but "
-                f"{3 + len(args)} were given: name the rest, e.g. attn_mask=mask "
-                "(after h, every argument is keyword-only).")
-        ndims = [t.ndim if isinstance(t, torch.Tensor) else None
-                 for t in (query, key, value)]
-        if all(n is not None for n in ndims) and len(set(ndims)) > 1:
-            raise InputError(
-                "query, key and value must all be batched (B, tokens, d_model) "
-                "or all unbatched (tokens, d_model); got shapes "
-                f"{tuple(query.shape)}, {tuple(key.shape)}, {tuple(value.shape)}.")
+        check_positional(fn.__name__, n_positional, 3 + len(args))
+        if all(isinstance(t, torch.Tensor) for t in (query, key, value)):
+            check_same_batching(query, key, value)
         if isinstance(query, torch.Tensor) and query.ndim == 2:
             for name, t in (("key", key), ("value", value)):
                 check_tensor(name, t, ndim=2, legend="(tokens, d_model)")
@@ -373,15 +367,9 @@ def _unbatched(fn):
                                                    **kwargs)
             except TypeError as e:
                 raise InputTypeError(f"{fn.__name__}: {e}.") from None
-            key_padding_mask = bound.arguments.get("key_padding_mask")
-            if key_padding_mask is not None:
-                if (not isinstance(key_padding_mask, torch.Tensor)
-                        or key_padding_mask.ndim != 1):
-                    raise InputError(
-                        "with unbatched (tokens, d_model) inputs, "
-                        "key_padding_mask must be 1-D (S,), True = padded; got "
-                        f"{describe(key_padding_mask)}.")
-                bound.arguments["key_padding_mask"] = key_padding_mask[None]
+            if bound.arguments.get("key_padding_mask") is not None:
+                bound.arguments["key_padding_mask"] = unbatched_padding_mask(
+                    bound.arguments["key_padding_mask"])
             for name in ("query", "key", "value"):
                 bound.arguments[name] = bound.arguments[name][None]
             result = fn(*bound.args, **bound.kwargs)

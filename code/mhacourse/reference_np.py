@@ -10,7 +10,7 @@ checks are the PyTorch ones, so bad input gets the same message.
 from __future__ import annotations
 
 import inspect
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 
 import numpy as np
 import torch
@@ -24,8 +24,11 @@ from ._validate import (
     check_mask,
     check_ndim,
     check_no_blocked_rows,
+    check_positional,
     check_positive_int,
+    check_same_batching,
     describe,
+    unbatched_padding_mask,
 )
 from .block import check_eps
 from .masks import _check_size, combine_masks
@@ -180,7 +183,7 @@ class MHAWeights:
     b_O: np.ndarray | None = None
 
 
-WEIGHT_NAMES = ("W_Q", "W_K", "W_V", "W_O", "b_Q", "b_K", "b_V", "b_O")
+WEIGHT_NAMES = tuple(f.name for f in fields(MHAWeights))  # W_Q, ..., b_O
 
 
 def _proj(x, W, b):
@@ -209,11 +212,7 @@ def _mha_forms(fn):
     """Let a NumPy form take what its PyTorch twin takes: unbatched
     (tokens, d_model) input too, checked as :func:`_check_mha` does."""
     def wrapper(query, key, value, w, h, *extra, **kw):
-        if extra:
-            raise InputTypeError(
-                f"{fn.__name__} takes 5 positional arguments but "
-                f"{5 + len(extra)} were given: name the rest, e.g. attn_mask=mask "
-                "(after h, every argument is keyword-only).")
+        check_positional(fn.__name__, 5, 5 + len(extra))
         q, k, v, w, mask = _check_mha(query, key, value, w, h, kw.pop(
             "attn_mask", None), kw.pop("key_padding_mask", None),
             kw.get("allow_nonfinite", False))
@@ -222,12 +221,14 @@ def _mha_forms(fn):
                                           mask=mask, **kw))
         return fn(q, k, v, w, h, mask=mask, **kw)
     wrapper.__name__, wrapper.__doc__ = fn.__name__, fn.__doc__
-    wrapper.__signature__ = inspect.signature(fn).replace(parameters=[
-        *list(inspect.signature(fn).parameters.values())[:5],
+    sig = inspect.signature(fn)  # (query, key, value, w, h, *, mask, ...)
+    params = list(sig.parameters.values())
+    wrapper.__signature__ = sig.replace(parameters=[
+        *params[:5],
         inspect.Parameter("attn_mask", inspect.Parameter.KEYWORD_ONLY, default=None),
         inspect.Parameter("key_padding_mask", inspect.Parameter.KEYWORD_ONLY,
                           default=None),
-        *list(inspect.signature(fn).parameters.values())[6:]])
+        *params[6:]])
     return wrapper
 
 
@@ -295,22 +296,13 @@ def _check_mha(query, key, value, w, h, attn_mask, key_padding_mask,
     tw = TorchWeights(**{k: None if a is None else tensor(a)
                          for k, a in arrays.items()})  # its shape checks
     t = [tensor(a) for a in qkv]
-    if len({a.ndim for a in t}) > 1:
-        raise InputError(
-            "query, key and value must all be batched (B, tokens, d_model) or "
-            "all unbatched (tokens, d_model); got shapes "
-            f"{tuple(t[0].shape)}, {tuple(t[1].shape)}, {tuple(t[2].shape)}.")
+    check_same_batching(*t)
     t3 = [a[None] if a.ndim == 2 else a for a in t]
     _check_inputs(*t3, tw, h, allow_nonfinite=True)  # finite: checked above
     B, L, S = t3[0].shape[0], t3[0].shape[1], t3[1].shape[1]
     kpm = key_padding_mask
     if t[0].ndim == 2 and kpm is not None:
-        kpm = _mask_tensor("key_padding_mask", kpm)
-        if kpm.ndim != 1:
-            raise InputError(
-                "with unbatched (tokens, d_model) inputs, key_padding_mask must "
-                f"be 1-D (S,), True = padded; got shape {tuple(kpm.shape)}.")
-        kpm = kpm[None]
+        kpm = unbatched_padding_mask(_mask_tensor("key_padding_mask", kpm))
     mask = combine_masks(
         None if attn_mask is None else _mask_tensor("attn_mask", attn_mask),
         None if kpm is None else _mask_tensor("key_padding_mask", kpm),
