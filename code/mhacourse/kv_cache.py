@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import functools
 import math
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 
 import torch
 
@@ -99,9 +99,8 @@ def attention_step(x_new, w: MHAWeights, h: int, h_kv: int, cache: KVCache):
     Returns (B, n, d_model).
     """
     g = check_kv_heads(h, h_kv)
-    check_weights(w, h, h_kv)
+    d_k = check_weights(w, h, h_kv)
     B, n, d_model = x_new.shape
-    d_k = check_heads(w.W_Q.shape[1], h)
     t0 = cache.length
     Q = split_heads(project(x_new, w.W_Q, w.b_Q), h)  # (B, h, n, d_k)
     K, V = cache.append(split_heads(project(x_new, w.W_K, w.b_K), h_kv),
@@ -120,8 +119,7 @@ def attention_step(x_new, w: MHAWeights, h: int, h_kv: int, cache: KVCache):
 def layer_weights(p: dict) -> MHAWeights:
     """The attention weights of one :class:`CausalLM` layer (``W_Q`` ..
     ``W_O``, biases ``b_Q`` .. ``b_O`` where the layer has them)."""
-    return MHAWeights(**{k: p.get(k) for k in (
-        "W_Q", "W_K", "W_V", "W_O", "b_Q", "b_K", "b_V", "b_O")})
+    return MHAWeights(**{f.name: p.get(f.name) for f in fields(MHAWeights)})
 
 
 @dataclass
