@@ -15,6 +15,7 @@ from dataclasses import dataclass, fields
 import numpy as np
 import torch
 
+from ._arrays import to_numpy
 from ._validate import (
     BLOCKED_AT,
     HF_MASK_FIX,
@@ -43,7 +44,7 @@ def _arr(name: str, x, min_ndim: int = 1,
     no NaN or inf (unless ``allow_nonfinite``), or raise
     :class:`~mhacourse.InputError`."""
     if isinstance(x, torch.Tensor):
-        x = x.detach().cpu().numpy()
+        x = to_numpy(x, dtype=None)  # its own dtype; bfloat16 as float32
     try:
         a = np.asarray(x)
     except ValueError:  # a ragged list
@@ -84,8 +85,7 @@ def _mask(mask) -> np.ndarray:
 def softmax(scores: np.ndarray) -> np.ndarray:
     """Softmax over the last (key) axis; rows sum to 1. ``-inf`` (a blocked
     key) is allowed; NaN, +inf and a row of only ``-inf`` raise."""
-    scores = np.asarray(scores, dtype=float) if not isinstance(
-        scores, np.ndarray) else scores
+    scores = to_numpy(scores) if not isinstance(scores, np.ndarray) else scores
     if scores.ndim == 0 or scores.shape[-1] == 0:
         raise InputError(f"scores needs at least one entry per row; got shape "
                          f"{scores.shape}.")
@@ -151,7 +151,7 @@ def scaled_dot_product_attention(Q, K, V, mask=None):
 
 def split_heads(x: np.ndarray, h: int) -> np.ndarray:
     """(B, L, d_model) -> (B, h, L, d_k)."""
-    x = np.asarray(x) if not isinstance(x, np.ndarray) else x
+    x = to_numpy(x, dtype=None) if not isinstance(x, np.ndarray) else x
     check_ndim("x", x.shape, 3, "(B, L, d_model)")
     B, L, d_model = x.shape
     d_k = check_heads(d_model, h)
@@ -160,7 +160,7 @@ def split_heads(x: np.ndarray, h: int) -> np.ndarray:
 
 def merge_heads(x: np.ndarray) -> np.ndarray:
     """(B, h, L, d_k) -> (B, L, h*d_k)."""
-    x = np.asarray(x) if not isinstance(x, np.ndarray) else x
+    x = to_numpy(x, dtype=None) if not isinstance(x, np.ndarray) else x
     check_ndim("x", x.shape, 4, "(B, h, L, d_k)")
     B, h, L, d_k = x.shape
     return x.transpose(0, 2, 1, 3).reshape(B, L, h * d_k)  # (B, L, d_model)

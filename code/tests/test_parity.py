@@ -137,6 +137,21 @@ def test_numpy_equals_torch():
     assert np.allclose(rnp.split_heads(xs, H), mc.split_heads(x, H).numpy())
 
 
+def test_numpy_forms_read_every_tensor_dtype():
+    """A bfloat16 tensor (NumPy has no bfloat16) is read as its float32 values,
+    not refused from inside torch."""
+    x = torch.randn(2, 3, 8, generator=torch.Generator().manual_seed(3))
+    xb = x.to(torch.bfloat16)
+    assert np.array_equal(rnp.softmax(xb), rnp.softmax(xb.float()))
+    q = xb[:, None]  # (B, 1, L, d_k)
+    for got, want in zip(rnp.scaled_dot_product_attention(q, q, q),
+                         rnp.scaled_dot_product_attention(*(q.float().numpy(),) * 3)):
+        assert np.array_equal(got, want)
+    xs = xb.float().numpy()
+    assert np.array_equal(rnp.split_heads(xb, 2), rnp.split_heads(xs, 2))
+    assert np.array_equal(rnp.merge_heads(q), xs)
+
+
 @pytest.mark.parametrize("pre_ln", [False, True])
 @pytest.mark.parametrize("activation", ["relu", "gelu"])
 def test_block_matches_nn_transformer_encoder_layer(dtype, pre_ln, activation):
