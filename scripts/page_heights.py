@@ -16,7 +16,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "tests"))
-from site_browser import SITE, offline_page, serve  # noqa: E402
+from site_browser import SITE, document_screens, offline_page, serve  # noqa: E402
 
 WIDTH, HEIGHT = 1280, 900          # the viewport the issue measures at
 OUT = ROOT / "benchmarks" / "results" / "page_heights.json"
@@ -31,8 +31,7 @@ def page_screens(page, url: str) -> float:
     """Document height of ``url`` divided by the viewport height."""
     page.goto(url, wait_until="networkidle")
     page.wait_for_timeout(500)
-    height = page.evaluate("() => document.documentElement.scrollHeight")
-    return height / HEIGHT
+    return document_screens(page)
 
 
 def measure(site: Path = SITE) -> dict[str, float]:

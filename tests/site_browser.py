@@ -41,6 +41,13 @@ def serve(directory: Path = SITE):
         server.server_close()
 
 
+def document_screens(page) -> float:
+    """How long the open page is: its document's height in viewport heights
+    (screens), as ``tests/test_site.py`` and ``scripts/page_heights.py`` count."""
+    return page.evaluate(
+        "() => document.documentElement.scrollHeight / window.innerHeight")
+
+
 @contextlib.contextmanager
 def offline_page(base: str, width: int = 1280, height: int = 900):
     """A Playwright page that may only reach ``base``. Yields ``(page, blocked)``,

@@ -7,7 +7,8 @@ from urllib.parse import parse_qs, unquote, urlparse
 
 import pytest
 
-from site_browser import SITE, offline_page, serve
+from mhacourse.plotting.figure_text import png_min_text_px
+from site_browser import SITE, document_screens, offline_page, serve
 from test_book import ROOT, toc_files
 
 PAGES = [f + ".html" for f in toc_files()]
@@ -300,8 +301,6 @@ def test_figure_text_is_at_least_10px_as_shown(site, page):
     shown/natural of its size, that text is >= 10 CSS px. A picture without
     the record fails; one with no text records "none" (the HTML heatmaps'
     pixel images, whose labels are HTML)."""
-    from mhacourse.plotting.figure_text import png_min_text_px
-
     base, browser, _ = site
     browser.goto(f"{base}/{page}", wait_until="networkidle")
     figures = _figure_images(browser, base)
@@ -337,6 +336,6 @@ def test_chapter_page_is_at_most_16_screens(site, page):
     higher bound."""
     base, browser, _ = site
     browser.goto(f"{base}/{page}", wait_until="networkidle")
-    screens = browser.evaluate("() => document.documentElement.scrollHeight") / 900
+    screens = document_screens(browser)  # the site fixture's viewport is 1280 x 900
     bound = STILL_LONG.get(page, MAX_SCREENS)
     assert screens <= bound, f"{page} is {screens:.1f} screens long at 1280 x 900 (bound {bound})"

@@ -4,12 +4,17 @@ from __future__ import annotations
 
 import json
 import re
+import sys
 from pathlib import Path
 
+import nbformat
 import pytest
 
 from site_browser import SITE, offline_page, serve
 from test_book import ROOT, toc_files
+
+sys.path.insert(0, str(ROOT / "scripts"))
+import build_slides as bs  # noqa: E402  (scripts/build_slides.py)
 
 SLIDES = SITE / "slides"
 CHAPTER_PAGES = [f for f in toc_files()
@@ -153,11 +158,6 @@ def test_long_cells_and_outputs_are_split_for_slides():
     """The rules that keep slides short, on made-up cells: a long code cell over
     several sub-slides, long printed output cut with a pointer to the page, a
     long text over several slides with its heading marked "continued"."""
-    import sys
-
-    import nbformat
-    sys.path.insert(0, str(ROOT / "scripts"))
-    import build_slides as bs
 
     code = "\n".join(f"x{i} = {i}" for i in range(60))
     cell = nbformat.v4.new_code_cell(code)
@@ -185,10 +185,6 @@ def test_long_cells_and_outputs_are_split_for_slides():
 def test_tab_sets_and_glue_directives_become_slide_markdown():
     """A sphinx-design tab-set shows every tab on the slides, each under its
     label, and ``{glue}`` / ``{glue:md}`` directives show the glued value."""
-    import sys
-    sys.path.insert(0, str(ROOT / "scripts"))
-    import build_slides as bs
-
     source = ["::::{tab-set}", ":::{tab-item} First tab", "```{glue:md} table",
               ":format: myst", "```", "text of the first tab", ":::",
               ":::{tab-item} Second tab", "```{glue} picture", "```",
