@@ -8,8 +8,6 @@ self-attention), and ``...`` are any leading axes such as ``(B, h)``.
 """
 from __future__ import annotations
 
-import math
-
 import torch
 
 from ._validate import (
@@ -32,7 +30,7 @@ def scores_core(Q: torch.Tensor, K: torch.Tensor) -> torch.Tensor:
     No input checks (:func:`attention_scores` is the checked entry point).
     """
     d_k = Q.shape[-1]
-    return Q @ K.transpose(-2, -1) / math.sqrt(d_k)  # (..., L, S)
+    return Q @ K.transpose(-2, -1) / d_k**0.5  # (..., L, S)
 
 
 def softmax_core(scores: torch.Tensor) -> torch.Tensor:

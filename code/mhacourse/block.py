@@ -17,6 +17,7 @@ norm_first=pre_ln, batch_first=True, dropout=0)``.
 from __future__ import annotations
 
 import numbers
+from dataclasses import dataclass
 
 import numpy as np
 import torch
@@ -84,6 +85,51 @@ def feed_forward(x, W_1, b_1, W_2, b_2, activation: str = "relu"):
 def feed_forward_core(x, W_1, b_1, W_2, b_2, activation: str = "relu"):
     """:func:`feed_forward` without input checks (for the exported cores)."""
     return ACTIVATIONS[activation](x @ W_1 + b_1) @ W_2 + b_2
+
+
+@dataclass
+class BlockWeights:
+    """Everything one block learns: the attention's :class:`MHAWeights` and
+    the names of :data:`BLOCK_PARAMS` (``W_1`` (d_model, d_ff), ``b_1``
+    (d_ff,), ``W_2`` (d_ff, d_model), ``b_2`` and the LayerNorm gains and
+    shifts (d_model,)). The one weights type of every block the package runs."""
+
+    attn: MHAWeights
+    W_1: torch.Tensor
+    b_1: torch.Tensor
+    W_2: torch.Tensor
+    b_2: torch.Tensor
+    gamma_1: torch.Tensor
+    beta_1: torch.Tensor
+    gamma_2: torch.Tensor
+    beta_2: torch.Tensor
+
+
+def block_core(x, w: BlockWeights, h, mask=None, pre_ln: bool = False,
+               activation: str = "relu", eps: float = 1e-5):
+    """One transformer block (chapter 10 derives it), with no input checks::
+
+        post-LN:  x = LN_1(x + MultiHead(x));  x = LN_2(x + FFN(x))
+        pre-LN:   x = x + MultiHead(LN_1(x));  x = x + FFN(LN_2(x))
+
+    ``h`` may be a symbolic size (a traced graph then serves every h).
+    ``mask``: one (B or 1, h or 1, L, L) mask (bool ``True`` = blocked).
+    Shapes: ``x`` (B, L, d_model) -> ``(x (B, L, d_model),
+    weights (B, h, L, L))``.
+    """
+    def ffn(t):
+        return feed_forward_core(t, w.W_1, w.b_1, w.W_2, w.b_2, activation)
+
+    if pre_ln:
+        z = layer_norm_core(x, w.gamma_1, w.beta_1, eps)  # (B, L, d_model)
+        a, A, _ = mha_core(z, z, z, w.attn, h, mask)
+        x = x + a  # residual around attention
+        x = x + ffn(layer_norm_core(x, w.gamma_2, w.beta_2, eps))  # around the FFN
+    else:
+        a, A, _ = mha_core(x, x, x, w.attn, h, mask)
+        x = layer_norm_core(x + a, w.gamma_1, w.beta_1, eps)  # Add & Norm
+        x = layer_norm_core(x + ffn(x), w.gamma_2, w.beta_2, eps)  # Add & Norm
+    return x, A
 
 
 class TransformerBlock(nn.Module):
@@ -159,36 +205,21 @@ class TransformerBlock(nn.Module):
             x = self.ln2(x + self.ffn(x))  # Add & Norm
         return (x, A) if return_weights else x
 
+    def weights(self) -> BlockWeights:
+        """This block's parameters as one :class:`BlockWeights`."""
+        return BlockWeights(self.attn.weights(),
+                            **{name: getattr(self, name) for name in BLOCK_PARAMS})
+
     def core(self, x, mask=None):
-        """:meth:`forward` with no input checks (the attention runs
-        :func:`~mhacourse.multihead.mha_core`), for ``torch.onnx.export``.
+        """:meth:`forward` with no input checks: :func:`block_core` on this
+        block's weights (for ``torch.onnx.export``).
 
         ``mask``: one (B or 1, h or 1, L, L) mask (bool ``True`` = blocked).
         Shapes: ``x`` (B, L, d_model) -> ``(x (B, L, d_model),
         weights (B, h, L, L))``.
         """
-        w, h = self.attn.weights(), self.attn.h
-
-        def ln1(t):
-            return layer_norm_core(t, self.gamma_1, self.beta_1, self.eps)
-
-        def ln2(t):
-            return layer_norm_core(t, self.gamma_2, self.beta_2, self.eps)
-
-        def ffn(t):
-            return feed_forward_core(t, self.W_1, self.b_1, self.W_2, self.b_2,
-                                     self.activation)
-
-        if self.pre_ln:
-            z = ln1(x)
-            a, A, _ = mha_core(z, z, z, w, h, mask)
-            x = x + a  # residual around attention
-            x = x + ffn(ln2(x))  # residual around the FFN
-        else:
-            a, A, _ = mha_core(x, x, x, w, h, mask)
-            x = ln1(x + a)  # Add & Norm
-            x = ln2(x + ffn(x))  # Add & Norm
-        return x, A
+        return block_core(x, self.weights(), self.attn.h, mask, self.pre_ln,
+                          self.activation, self.eps)
 
     def copy_weights_(self, attn: MHAWeights, **params) -> "TransformerBlock":
         """Copy trained weights into this block, in place; returns the block.

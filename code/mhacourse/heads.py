@@ -18,9 +18,18 @@ def split_heads(x: torch.Tensor, h: int) -> torch.Tensor:
     """
     _check_tensor(x)
     check_ndim("x", x.shape, 3, "(B, L, d_model)")
+    check_heads(x.shape[-1], h)
+    return split_heads_core(x, h)
+
+
+def split_heads_core(x: torch.Tensor, h) -> torch.Tensor:
+    """The computation of :func:`split_heads` (chapter 2 derives it), with no
+    checks: ``h`` may be a symbolic size, so one traced graph serves every h.
+
+    Shapes: (B, L, d_model) -> (B, h, L, d_k).
+    """
     B, L, d_model = x.shape
-    d_k = check_heads(d_model, h)
-    x = x.reshape(B, L, h, d_k)  # (B, L, h, d_k): cut each row into h pieces
+    x = x.reshape(B, L, h, d_model // h)  # (B, L, h, d_k): cut each row into h pieces
     return x.transpose(1, 2)  # (B, h, L, d_k): heads become a batch axis
 
 
@@ -31,6 +40,14 @@ def merge_heads(x: torch.Tensor) -> torch.Tensor:
     """
     _check_tensor(x)
     check_ndim("x", x.shape, 4, "(B, h, L, d_k)")
+    return merge_heads_core(x)
+
+
+def merge_heads_core(x: torch.Tensor) -> torch.Tensor:
+    """The computation of :func:`merge_heads` (chapter 5), with no checks.
+
+    Shapes: (B, h, L, d_k) -> (B, L, h*d_k).
+    """
     B, h, L, d_k = x.shape
     x = x.transpose(1, 2)  # (B, L, h, d_k)
     return x.reshape(B, L, h * d_k)  # (B, L, d_model)

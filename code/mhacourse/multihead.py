@@ -64,7 +64,7 @@ from ._validate import (
     unbatched_padding_mask,
 )
 from .attention import attention_core, scaled_dot_product_attention
-from .heads import merge_heads, split_heads
+from .heads import merge_heads, merge_heads_core, split_heads, split_heads_core
 from .masks import combine_masks, to_sdpa_mask
 
 #: Largest d_model the package builds weights for: 4 matrices of
@@ -446,11 +446,11 @@ def mha_core(query, key, value, w: MHAWeights, h: int, mask=None):
     Returns ``(output (B, L, d_model), weights (B, h, L, S),
     concat (B, L, d_model))``.
     """
-    Q = split_heads(project(query, w.W_Q, w.b_Q), h)  # (B, h, L, d_k)
-    K = split_heads(project(key, w.W_K, w.b_K), h)  # (B, h, S, d_k)
-    V = split_heads(project(value, w.W_V, w.b_V), h)  # (B, h, S, d_k)
+    Q = split_heads_core(project(query, w.W_Q, w.b_Q), h)  # (B, h, L, d_k)
+    K = split_heads_core(project(key, w.W_K, w.b_K), h)  # (B, h, S, d_k)
+    V = split_heads_core(project(value, w.W_V, w.b_V), h)  # (B, h, S, d_k)
     heads, weights = attention_core(Q, K, V, mask)  # (B, h, L, d_k), (B, h, L, S)
-    concat = merge_heads(heads)  # (B, L, d_model)
+    concat = merge_heads_core(heads)  # (B, L, d_model)
     out = output_projection(concat, w.W_O, w.b_O)  # (B, L, d_model)
     return out, weights, concat
 

@@ -13,15 +13,20 @@ runs on the CPU in seconds; sizes are chosen for ``torch.set_num_threads(1)``.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 
 import torch
 from torch import nn
 
 from .. import tasks
 from .._validate import check_heads, check_positive_int
-from ..block import TransformerBlock, layer_norm_core
+from ..block import BLOCK_PARAMS, BlockWeights, TransformerBlock, block_core, layer_norm_core
+from ..multihead import MHAWeights
 from ..masks import causal_core
+
+
+PRE_LN = True  # GPT-2's ordering: x + MultiHead(LN(x)); trains without warm-up tricks
+ACTIVATION = "gelu"  # the FFN's, as GPT-2
 
 
 @dataclass(frozen=True)
@@ -79,7 +84,7 @@ class TinyTransformer(nn.Module):
         self.W_E = nn.Parameter(torch.randn(V, d, generator=g))  # (V, d_model)
         self.W_pos = nn.Parameter(torch.randn(cfg.max_len, d, generator=g))  # (L, d)
         self.blocks = nn.ModuleList(
-            TransformerBlock(d, cfg.h, cfg.d_ff, pre_ln=True, activation="gelu",
+            TransformerBlock(d, cfg.h, cfg.d_ff, pre_ln=PRE_LN, activation=ACTIVATION,
                              seed=seed * 100 + 2 * (i + 1))
             for i in range(cfg.n_layers)
         )
@@ -109,28 +114,74 @@ class TinyTransformer(nn.Module):
         logits, attention = self.core(ids)
         return (logits, attention) if return_attention else logits
 
+    def weights(self) -> TinyWeights:
+        """The parameters as one :class:`TinyWeights` (the same tensors)."""
+        return TinyWeights.from_state(dict(self.named_parameters()))
+
     def core(self, ids: torch.Tensor, return_inputs: bool = False):
-        """:meth:`forward` with no input checks, for ``torch.onnx.export``
-        (the in-browser explorer runs the exported graph).
+        """:meth:`forward` with no input checks: :func:`forward_core` on this
+        model's weights, for ``torch.onnx.export`` (the in-browser explorer
+        runs the exported graph).
 
         Shapes: ``ids`` (B, L) -> ``(logits (B, L, vocab_size),
         [A_1, ..., A_n])``, each ``A_l`` (B, h, L, L). With
         ``return_inputs=True`` also ``[Z_1, ..., Z_n]``, what each layer's
         attention reads (B, L, d_model): ``LayerNorm(x)`` in these pre-LN
-        blocks. The blocks run :meth:`TransformerBlock.core`, so hooks on the
-        attention modules are not called; use these inputs instead.
+        blocks. The blocks run :func:`~mhacourse.block.block_core`, so hooks
+        on the attention modules are not called; use these inputs instead.
         """
-        L = ids.shape[1]
-        x = self.W_E[ids] + self.W_pos[:L]  # (B, L, d_model)
-        mask = causal_core(L, L, device=ids.device)  # (L, L), True = blocked
-        attention, inputs = [], []
-        for block in self.blocks:
-            if return_inputs:
-                z = layer_norm_core(x, block.gamma_1, block.beta_1, block.eps)
-                inputs.append(z if block.pre_ln else x)  # (B, L, d_model)
-            x, A = block.core(x, mask)  # A: (B, h, L, L)
-            attention.append(A)
-        x = layer_norm_core(x, self.gamma_f, self.beta_f)  # (B, L, d_model)
-        logits = x @ self.W_U  # (B, L, V)
-        return (logits, attention, inputs) if return_inputs else (logits, attention)
+        return forward_core(ids, self.weights(), self.cfg.h, return_inputs)
 
+
+@dataclass
+class TinyWeights:
+    """Every parameter of a :class:`TinyTransformer`: embeddings, one
+    :class:`~mhacourse.block.BlockWeights` per layer, the final LayerNorm and
+    the unembedding. Names as in the model's ``state_dict``."""
+
+    W_E: torch.Tensor  # (V, d_model)
+    W_pos: torch.Tensor  # (max_len, d_model)
+    blocks: list[BlockWeights]
+    gamma_f: torch.Tensor  # (d_model,)
+    beta_f: torch.Tensor
+    W_U: torch.Tensor  # (d_model, V)
+
+    @classmethod
+    def from_state(cls, state: dict) -> "TinyWeights":
+        """From a ``{name: tensor}`` dict named as the model's ``state_dict``
+        (``blocks.0.attn.W_Q``, ``blocks.0.W_1``, ...)."""
+        n_layers = 1 + max(int(k.split(".")[1]) for k in state if k.startswith("blocks."))
+        blocks = []
+        for i in range(n_layers):
+            attn = MHAWeights(**{f.name: state.get(f"blocks.{i}.attn.{f.name}")
+                                 for f in fields(MHAWeights)})
+            blocks.append(BlockWeights(attn, **{name: state[f"blocks.{i}.{name}"]
+                                                for name in BLOCK_PARAMS}))
+        return cls(state["W_E"], state["W_pos"], blocks, state["gamma_f"],
+                   state["beta_f"], state["W_U"])
+
+
+def forward_core(ids: torch.Tensor, w: TinyWeights, h, return_inputs: bool = False):
+    """The tiny model's forward pass, a function of its weights (no checks)::
+
+        X_0 = W_E[ids] + W_pos[:L];  X_l = block_l(X_{l-1}, causal mask);
+        logits = LayerNorm(X_n) W_U
+
+    ``h`` may be a symbolic size: the in-browser training step traces this
+    once for every (h, d_k) (:mod:`mhacourse.tiny_model.step`).
+    Shapes: ``ids`` (B, L) -> ``(logits (B, L, V), [A_1, ..., A_n])``, each
+    ``A_l`` (B, h, L, L); with ``return_inputs=True`` also what each layer's
+    attention reads (:meth:`TinyTransformer.core`).
+    """
+    L = ids.shape[1]
+    x = w.W_E[ids] + w.W_pos[:L]  # (B, L, d_model)
+    mask = causal_core(L, L, device=ids.device)  # (L, L), True = blocked
+    attention, inputs = [], []
+    for b in w.blocks:
+        if return_inputs:
+            inputs.append(layer_norm_core(x, b.gamma_1, b.beta_1))  # (B, L, d_model)
+        x, A = block_core(x, b, h, mask, PRE_LN, ACTIVATION)  # A: (B, h, L, L)
+        attention.append(A)
+    x = layer_norm_core(x, w.gamma_f, w.beta_f)  # (B, L, d_model)
+    logits = x @ w.W_U  # (B, L, V)
+    return (logits, attention, inputs) if return_inputs else (logits, attention)
