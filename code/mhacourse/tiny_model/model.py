@@ -21,9 +21,8 @@ from torch import nn
 from .. import tasks
 from .._validate import check_heads, check_positive_int
 from ..block import BLOCK_PARAMS, BlockWeights, TransformerBlock, block_core, layer_norm_core
-from ..multihead import MHAWeights
 from ..masks import causal_core
-
+from ..multihead import MHAWeights
 
 PRE_LN = True  # GPT-2's ordering: x + MultiHead(LN(x)); trains without warm-up tricks
 ACTIVATION = "gelu"  # the FFN's, as GPT-2
