@@ -461,7 +461,12 @@ def render_directive(d: Directive, glue: dict, base: Path) -> str:
     if name == "tab-item":                       # a tab: its label as a bold lead-in
         return f"\n**{inline(d.arg, glue)}**\n\n{body}\n"
     if name == "raw":
-        return "\n".join(d.body) if d.arg.strip() == "html" else ""
+        text = "\n".join(d.body)
+        if "mha-trainer" in text:  # the live trainer: a link on the slide (see export)
+            return ('\n<p class="deck-live"><a href="../chapters/explorer.html#train-it-yourself">'
+                    "Train it yourself: open the live trainer</a> (it runs in the browser, "
+                    "offline)</p>\n")
+        return text if d.arg.strip() == "html" else ""
     if name in ("table", "div", "container", "card", "epigraph", "pull-quote", "highlights"):
         caption = f"**{inline(d.arg, glue)}**\n\n" if d.arg else ""
         return f"\n{caption}{body}\n"
@@ -1018,6 +1023,12 @@ html body .reveal .deck-links { font-size: 22px; margin-top: 1.5em; }
 
 
 
+#: Decks whose title slide links to the explorer's live trainer, so a teacher
+#: can train a model in the lecture (chapter 3: heads in parallel; chapter 8:
+#: how many heads).
+TRAINER_DECKS = ("03_parallel_heads", "08_how_many_heads")
+
+
 def export(cells, nb, title: str, stem: str) -> str:
     import nbformat
     from jinja2 import DictLoader
@@ -1026,7 +1037,9 @@ def export(cells, nb, title: str, stem: str) -> str:
     deck = nbformat.v4.new_notebook()
     deck.metadata = copy.deepcopy(nb.metadata)
     deck.metadata["title"] = title
-    intro = (f'<p class="deck-links"><a href="../chapters/{stem}.html">Read the chapter</a>'
+    train = (' · <a href="../chapters/explorer.html#train-it-yourself">Train a model live</a>'
+             if stem in TRAINER_DECKS else "")
+    intro = (f'<p class="deck-links"><a href="../chapters/{stem}.html">Read the chapter</a>{train}'
              ' · press <kbd>?</kbd> for keys, <kbd>S</kbd> for speaker view</p>')
     first = cells[0]
     if first.cell_type == "markdown":

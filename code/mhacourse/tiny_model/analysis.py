@@ -14,6 +14,8 @@ from ..masks import causal_mask
 from .model import TinyTransformer
 from .training import heldout
 
+STATISTICS = ("previous", "induction", "duplicate", "self", "first")
+
 
 def task_attention_statistics(x: torch.Tensor, kind: torch.Tensor,
                          attention: list[torch.Tensor]) -> list[list[dict]]:
@@ -32,9 +34,23 @@ def task_attention_statistics(x: torch.Tensor, kind: torch.Tensor,
     * ``"self"``: weight from ``t`` to ``t``, over ``t >= 1``;
     * ``"first"``: weight from ``t`` to position 0, over ``t >= 2``.
 
-    Returns ``scores[layer][head] = {name: value}``.
-    :func:`uniform_statistics` gives the values of a head that spreads its
-    weight evenly, to compare with.
+    Returns ``scores[layer][head] = {name: value}``, the values of
+    :func:`statistics_core`. :func:`uniform_statistics` gives the values of a
+    head that spreads its weight evenly, to compare with.
+    """
+    out = []
+    for A in attention:
+        table = statistics_core(x, kind, A)  # (h, 5)
+        out.append([dict(zip(STATISTICS, map(float, row))) for row in table])
+    return out
+
+
+def statistics_core(x: torch.Tensor, kind: torch.Tensor, A: torch.Tensor) -> torch.Tensor:
+    """The numbers of :func:`task_attention_statistics` for one layer, as one
+    tensor (no checks; the in-browser training step exports it).
+
+    Shapes: ``x``, ``kind`` (N, L); ``A`` (N, h, L, L) -> (h, 5), columns in
+    the order of :data:`STATISTICS`.
     """
     N, L = x.shape
     t = torch.arange(L)[:, None]  # (L, 1) queries
@@ -58,15 +74,19 @@ def task_attention_statistics(x: torch.Tensor, kind: torch.Tensor,
         "self": (s == t).expand(N, L, L),
         "first": (s == 0).expand(N, L, L),
     }
-    out = []
-    for A in attention:
-        layer = []
-        for i in range(A.shape[1]):
-            a = A[:, i]  # (N, L, L): query t, key s
-            layer.append({name: float((a * keys[name]).sum(-1)[sets[name]].mean())
-                          for name in sets})
-        out.append(layer)
-    return out
+    columns = []
+    for name in STATISTICS:
+        weight = (A * keys[name][:, None].to(A.dtype)).sum(-1)  # (N, h, L)
+        over = sets[name][:, None].to(A.dtype)  # (N, 1, L)
+        columns.append((weight * over).sum((0, 2)) / over.sum())  # (h,)
+    return torch.stack(columns, dim=-1)  # (h, 5)
+
+
+def roles_core(table: torch.Tensor, threshold: float = 0.5):
+    """:func:`head_roles` as tensors: for (..., 5) statistics, the index of
+    the largest in :data:`STATISTICS` and whether it reaches ``threshold``."""
+    best, index = table.max(dim=-1)  # (...,), (...,)
+    return index, best >= threshold
 
 
 def uniform_statistics(data=None) -> dict:
@@ -92,8 +112,13 @@ def head_roles(scores: list[list[dict]], threshold: float = 0.5) -> list[list[st
     """Name each head by its largest statistic from :func:`head_scores` if
     that is at least ``threshold`` (over 3 times the uniform level of every
     statistic), else ``"mixed"``."""
-    return [[max(s, key=s.get) if max(s.values()) >= threshold else "mixed"
-             for s in layer] for layer in scores]
+    out = []
+    for layer in scores:
+        table = torch.tensor([[s[name] for name in STATISTICS] for s in layer])  # (h, 5)
+        index, named = roles_core(table, threshold)
+        out.append([STATISTICS[i] if ok else "mixed"
+                    for i, ok in zip(index.tolist(), named.tolist())])
+    return out
 
 
 @torch.no_grad()

@@ -4,7 +4,6 @@ cosine decay.
 """
 from __future__ import annotations
 
-import math
 import time
 
 import torch
@@ -31,18 +30,47 @@ def evaluate(model: TinyTransformer, data=None, batch: int = 256) -> dict:
     part (``"previous"``, ``"lookup"``). ``data`` defaults to :func:`heldout`."""
     x, y, kind = heldout() if data is None else data
     model.eval()
-    correct = torch.cat([model(x[i:i + batch]).argmax(-1) == y[i:i + batch]
-                         for i in range(0, len(x), batch)])  # (N, L)
-    out = {"accuracy": float(correct[kind != tasks.NOT_SCORED].float().mean())}
-    for k in (tasks.PREVIOUS, tasks.LOOKUP):
-        out[tasks.KIND_NAMES[k]] = float(correct[kind == k].float().mean())
-    return out
+    logits = torch.cat([model(x[i:i + batch]) for i in range(0, len(x), batch)])
+    overall, previous, lookup = accuracy_core(logits, y, kind).tolist()
+    return {"accuracy": overall, "previous": previous, "lookup": lookup}
+
+
+def accuracy_core(logits, y, kind) -> torch.Tensor:
+    """Accuracy of the arg-max prediction: ``(overall, previous, lookup)``,
+    over scored positions, and over each part of the task. No checks.
+
+    Shapes: ``logits`` (N, L, V), ``y``, ``kind`` (N, L) -> (3,).
+    """
+    correct = (logits.argmax(-1) == y).float()  # (N, L)
+    parts = torch.stack([kind != tasks.NOT_SCORED, kind == tasks.PREVIOUS,
+                         kind == tasks.LOOKUP]).float()  # (3, N, L)
+    return (parts * correct).sum((1, 2)) / parts.sum((1, 2))  # (3,)
 
 
 def loss_fn(logits, y, kind):
-    """Cross-entropy on scored positions. Shapes: logits (B, L, V), y (B, L)."""
-    scored = kind != tasks.NOT_SCORED  # (B, L)
-    return F.cross_entropy(logits[scored], y[scored])
+    """Cross-entropy on scored positions. Shapes: logits (B, L, V), y (B, L).
+
+    The mean over positions with ``kind != NOT_SCORED``, written with a
+    weight per position rather than by selecting them, so a traced graph
+    has fixed shapes (the in-browser training step exports it)."""
+    ce = F.cross_entropy(logits.transpose(1, 2), y, reduction="none")  # (B, L)
+    scored = (kind != tasks.NOT_SCORED).to(ce.dtype)  # (B, L)
+    return (ce * scored).sum() / scored.sum()
+
+
+def lr_factor(s: torch.Tensor, steps: torch.Tensor, warmup: int) -> torch.Tensor:
+    """The learning rate of step ``s`` (0, 1, ...) of ``steps``, as a fraction
+    of the peak: linear warm-up over ``warm = min(warmup, steps // 4 + 1)``
+    steps, then a cosine from 1 down to 0 at the last step.
+
+    Shapes: ``s``, ``steps`` () float tensors -> (). No Python branch, so the
+    exported training step computes it too (:mod:`.step`).
+    """
+    warm = torch.clamp(torch.floor(steps / 4) + 1, max=warmup)  # ()
+    rising = (s + 1) / warm
+    falling = 0.5 * (1 + torch.cos(torch.pi * (s - warm)
+                                   / torch.clamp(steps - warm, min=1)))
+    return torch.where(s < warm, rising, falling)
 
 
 def train(cfg: TinyConfig, steps: int, seed: int = 0,
@@ -61,12 +89,10 @@ def train(cfg: TinyConfig, steps: int, seed: int = 0,
     model = TinyTransformer(cfg, seed=seed)
     opt = torch.optim.AdamW(model.parameters(), lr=cfg.peak_lr,
                             weight_decay=cfg.weight_decay, betas=(0.9, 0.98))
-    warm = min(cfg.warmup, steps // 4 + 1)
 
     def lr_at(s):  # linear warm-up, then cosine to 0
-        if s < warm:
-            return (s + 1) / warm
-        return 0.5 * (1 + math.cos(math.pi * (s - warm) / max(1, steps - warm)))
+        return float(lr_factor(torch.tensor(s, dtype=torch.float64),
+                               torch.tensor(steps, dtype=torch.float64), cfg.warmup))
 
     sched = torch.optim.lr_scheduler.LambdaLR(opt, lr_at)
     g = torch.Generator().manual_seed(10_000 + seed)  # not HELDOUT_SEED's stream

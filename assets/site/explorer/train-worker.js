@@ -1,0 +1,187 @@
+// The training worker: trains a tiny model in the reader's browser, off the
+// page's main thread, with the package's own exported graphs.
+//
+// It computes nothing itself. mhacourse.web_train exports, once for every
+// (h, d_k): `init` (the initial weights), `step` (one training step: the
+// tiny model's forward pass, the loss, torch.func's gradients, clipping and
+// AdamW with train()'s schedule), `forward` (attention on one sentence) and
+// `evaluate` (held-out accuracy and each head's role). onnxruntime-web runs
+// them (WebAssembly, one thread). This file only feeds the tensors back in,
+// in order, and reports what the graphs return.
+//
+// Messages in:  {type: "setup", base, manifest, h, d_k, seed}
+//               {type: "train"} | {type: "pause"} | {type: "run", ids, tag}
+// Messages out: {type: "ready", ...} {type: "progress", ...} {type: "eval", ...}
+//               {type: "attention", ...} {type: "state", ...} {type: "error", message}
+
+let ort = null;
+let T = null; // the manifest's "train" entry
+let DATA = "";
+const sessions = {};
+const data = {};
+let run = null; // the one model this worker trains
+
+function post(msg, transfer) { self.postMessage(msg, transfer || []); }
+
+async function fetchBytes(file) {
+  const r = await fetch(DATA + file);
+  if (!r.ok) { throw new Error("could not load " + file + " (HTTP " + r.status + ")"); }
+  return new Uint8Array(await r.arrayBuffer());
+}
+
+async function boot(base, manifest) {
+  if (ort) { return; }
+  T = manifest.train;
+  DATA = base + "explorer-data/train/";
+  ort = await import(base + "ort/ort.wasm.min.mjs");
+  ort.env.wasm.numThreads = 1; // no SharedArrayBuffer needed
+  ort.env.wasm.proxy = false;
+  ort.env.wasm.wasmPaths = base + "ort/";
+  ort.env.logLevel = "error";
+  const names = Object.keys(T.graphs);
+  const bytes = await Promise.all(names.map((k) => fetchBytes(T.graphs[k].file)));
+  for (let i = 0; i < names.length; i++) {
+    sessions[names[i]] = await ort.InferenceSession.create(bytes[i], {
+      executionProviders: ["wasm"], graphOptimizationLevel: "all" });
+  }
+  for (const k of Object.keys(T.data)) {
+    const b = await fetchBytes(T.data[k].file);
+    data[k] = new Uint16Array(b.buffer, b.byteOffset, b.byteLength / 2);
+  }
+}
+
+// Word ids as the int64 tensor the graphs read.
+function ids64(u16, start, count, shape) {
+  const a = new BigInt64Array(count);
+  for (let i = 0; i < count; i++) { a[i] = BigInt(u16[start + i]); }
+  return new ort.Tensor("int64", a, shape);
+}
+
+function scalar(x) { return new ort.Tensor("float32", new Float32Array([x]), []); }
+
+function weightFeeds(into) {
+  T.params.forEach((p, i) => { into[p.input] = run.params[i]; });
+  into.heads = run.heads;
+  return into;
+}
+
+async function setup(msg) {
+  await boot(msg.base, msg.manifest);
+  const d = msg.h * msg.d_k;
+  const r = await sessions.init.run({
+    noise: new ort.Tensor("float16", data.pool, [data.pool.length]),
+    width: new ort.Tensor("float32", new Float32Array(d), [d]),
+    seed: new ort.Tensor("int64", new BigInt64Array([BigInt(msg.seed)]), []),
+  });
+  const params = T.params.map((p) => r[p.input]);
+  const zeros = () => params.map((p) => new ort.Tensor("float32", new Float32Array(p.size), p.dims));
+  run = { h: msg.h, d_k: msg.d_k, d_model: d, seed: msg.seed, params: params,
+    m: zeros(), v: zeros(), s: 0, steps: msg.steps, running: false,
+    heads: new ort.Tensor("float32", new Float32Array(msg.h), [msg.h]),
+    evalEvery: msg.evalEvery, drawEvery: msg.drawEvery, probe: msg.probe };
+  const count = params.reduce((n, p) => n + p.size, 0);
+  post({ type: "ready", h: msg.h, d_k: msg.d_k, d_model: d, params: count, steps: msg.steps });
+  await evaluate();
+}
+
+const stepFetches = () => ["loss", "grad_norm"].concat(
+  ["", "m_", "v_"].flatMap((pre) => T.params.map((p) => "new_" + pre + p.input)));
+
+async function step() {
+  const s = run.s, B = T.batch[0], L = T.batch[1];
+  const feeds = weightFeeds({});
+  T.params.forEach((p, i) => { feeds["m_" + p.input] = run.m[i]; feeds["v_" + p.input] = run.v[i]; });
+  feeds.s = scalar(s);
+  feeds.steps = scalar(run.steps);
+  feeds.x = ids64(data.batches, s * B * L, B * L, [B, L]);
+  const r = await sessions.step.run(feeds, stepFetches());
+  const loss = r.loss.data[0], norm = r.grad_norm.data[0];
+  if (!Number.isFinite(loss) || !Number.isFinite(norm)) {
+    return { loss: loss, norm: norm, diverged: true };
+  }
+  run.params = T.params.map((p) => r["new_" + p.input]);
+  run.m = T.params.map((p) => r["new_m_" + p.input]);
+  run.v = T.params.map((p) => r["new_v_" + p.input]);
+  run.s = s + 1;
+  return { loss: loss, norm: norm, diverged: false };
+}
+
+async function evaluate() {
+  const h = data.heldout, L = T.batch[1], N = h.length / L;
+  const r = await sessions.evaluate.run(weightFeeds({ x: ids64(h, 0, N * L, [N, L]) }));
+  post({ type: "eval", step: run.s, accuracy: Array.from(r.accuracy.data),
+    stats: Array.from(r.stats.data), role: Array.from(r.role.data, Number),
+    named: Array.from(r.named.data, Boolean), layers: T.n_layers, h: run.h });
+  if (run.probe) { await attention(run.probe, "probe"); }
+}
+
+async function attention(ids, tag) {
+  const t = ids64(Uint16Array.from(ids), 0, ids.length, [1, ids.length]);
+  const r = await sessions.forward.run(weightFeeds({ ids: t }));
+  const attn = [];
+  for (let l = 1; l <= T.n_layers; l++) { attn.push(r["attn_" + l].data); }
+  post({ type: "attention", tag: tag, step: run.s, h: run.h, L: ids.length, attn: attn });
+}
+
+// A macrotask turn between steps, so that "pause" and "run" messages are
+// read while the model trains (setTimeout(0) would wait 4 ms each time).
+const channel = new MessageChannel();
+function yieldToMessages() {
+  return new Promise((resolve) => { channel.port1.onmessage = () => resolve(); channel.port2.postMessage(0); });
+}
+
+async function train() {
+  if (run.running) { post({ type: "state", state: "running", note: "already training" }); return; }
+  if (run.s >= run.steps) { post({ type: "state", state: "done" }); return; }
+  run.running = true;
+  post({ type: "state", state: "running" });
+  let losses = [], t0 = performance.now(), s0 = run.s;
+  while (run.running && run.s < run.steps) {
+    const r = await step();
+    if (r.diverged) {
+      run.running = false;
+      post({ type: "state", state: "diverged", step: run.s, loss: r.loss, norm: r.norm });
+      return;
+    }
+    losses.push(r.loss);
+    const done = run.s >= run.steps;
+    if (run.s % run.drawEvery === 0 || done) {
+      post({ type: "progress", step: run.s, steps: run.steps, losses: losses,
+        stepsPerSecond: (run.s - s0) / ((performance.now() - t0) / 1000) });
+      losses = [];
+    }
+    if (run.s % run.evalEvery === 0 || done) { await evaluate(); }
+    else if (run.probe && run.s % run.drawEvery === 0) { await attention(run.probe, "probe"); }
+    await yieldToMessages();
+  }
+  const finished = run.s >= run.steps;
+  run.running = false;
+  post({ type: "state", state: finished ? "done" : "paused", step: run.s });
+}
+
+// The tests read the weights (to compare with the package) through this.
+function weights() {
+  return { type: "weights", step: run.s, names: T.params.map((p) => p.name),
+    arrays: run.params.map((p) => Array.from(p.data)) };
+}
+
+self.onmessage = async (e) => {
+  const msg = e.data;
+  try {
+    if (msg.type === "setup") { await setup(msg); }
+    else if (msg.type === "train") { await train(); }
+    else if (msg.type === "pause") { if (run) { run.running = false; } }
+    else if (msg.type === "run") { await attention(msg.ids, msg.tag); }
+    else if (msg.type === "probe") { run.probe = msg.ids; if (!run.running) { await attention(msg.ids, "probe"); } }
+    else if (msg.type === "weights") { post(weights()); }
+    else if (msg.type === "steps") { run.steps = msg.steps; } // tests: a short run
+    else if (msg.type === "resources") { // the benchmark: what this worker loaded
+      post({ type: "resources", entries: performance.getEntriesByType("resource").map((r) =>
+        ({ name: r.name, bytes: r.encodedBodySize || r.transferSize || 0 })) });
+    }
+    else if (msg.type === "poison") { run.params[0].data[0] = Infinity; } // tests: divergence
+  } catch (err) {
+    if (run) { run.running = false; }
+    post({ type: "error", message: String(err && err.message ? err.message : err) });
+  }
+};

@@ -1,0 +1,152 @@
+"""How fast the page trains ("Train it yourself"), in headless Chromium.
+
+    python benchmarks/bench_train_web.py      # after `make book`
+
+Serves ``_build/html`` on 127.0.0.1 (every other request blocked), opens the
+explorer page and measures, with the page's own numbers:
+
+- training steps per second (the worker's count, held-out evaluations and
+  redraws included) for h/d_k = 1/64, 4/16, 16/4 and the largest allowed
+  model, 16/16 (d_model 256);
+- seconds from pressing Train to >= 90 % held-out accuracy for h = 4,
+  d_k = 16 (the accuracy is measured every 100 steps, so this is the first
+  evaluation at or above 90 %), over ``--runs`` fresh models;
+- keystroke to repaint while a model trains: from the input event in the
+  sentence box to the animation frame after the heads are redrawn;
+- the bytes the page loads to train one configuration (the page's and the
+  worker's resources).
+
+Prints a table and writes ``benchmarks/results/train_web.json`` with the
+machine's load average, since the numbers depend on what else runs.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import statistics
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "tests"))
+from site_browser import CHROMIUM, CHROMIUM_ARGS, serve  # noqa: E402
+
+PAGE = "chapters/explorer.html"
+OUT = ROOT / "benchmarks" / "results" / "train_web.json"
+READY = "i => mhaTrainer.panels[i].state === 'ready'"
+
+
+def size(page, i, h, d_k):
+    box = page.locator(".mha-train-panel").nth(i)
+    if box.locator(".mha-train-reset").is_enabled():
+        box.locator(".mha-train-reset").click()
+    box.locator("input[type=checkbox]").set_checked(False)
+    box.locator("input[id$='-h']").fill(str(h))
+    box.locator("input[id$='-dk']").fill(str(d_k))
+    page.wait_for_function(READY, arg=i, timeout=60_000)
+    return box
+
+
+def steps_per_second(page, h, d_k, steps=100):
+    box = size(page, 0, h, d_k)
+    page.evaluate("n => mhaTrainer.panels[0].worker.postMessage({type: 'steps', steps: n})", steps)
+    box.locator(".mha-train-go").click()
+    page.wait_for_function("mhaTrainer.panels[0].state === 'done'", timeout=600_000)
+    return page.evaluate("mhaTrainer.panels[0].stepsPerSecond")
+
+
+def time_to_ninety(page, typing=False):
+    box = size(page, 0, 4, 16)
+    box.locator(".mha-train-go").click()
+    repaints = []
+    if typing:  # type while it trains: keystroke -> repaint
+        field = box.locator(".mha-train-sentence")
+        field.fill("the cat sat on")
+        for word in "the mat because it was tired and the dog sat".split():
+            for ch in " " + word:
+                page.wait_for_timeout(120)
+                field.press(ch if ch != " " else "Space")
+        repaints = page.evaluate("mhaTrainer.panels[0].timings.repaints || []")
+    page.wait_for_function("mhaTrainer.panels[0].state === 'done'", timeout=600_000)
+    t = page.evaluate("mhaTrainer.panels[0].timings")
+    acc = page.evaluate("mhaTrainer.panels[0].evals.map(e => e.accuracy[0])")
+    return t.get("ninety"), t.get("ninetyStep"), acc[-1], repaints
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--runs", type=int, default=3)
+    args = ap.parse_args()
+    from playwright.sync_api import sync_playwright
+
+    load = os.getloadavg()
+    result = {"machine": {"cpus": os.cpu_count(), "load_average_before": load,
+                          "platform": platform.platform()}}
+    with serve() as base, sync_playwright() as pw:
+        browser = pw.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+        result["browser"] = browser.version
+        context = browser.new_context(viewport={"width": 1280, "height": 900})
+        context.route("**/*", lambda r: r.continue_() if r.request.url.startswith(base)
+                      else r.abort())
+        page = context.new_page()
+        page.goto(f"{base}/{PAGE}")
+        page.wait_for_function("window.mhaTrainer && mhaTrainer.panels.length === 2 && "
+                               "mhaTrainer.panels.every(q => q.state === 'ready')", timeout=120_000)
+        worker = page.evaluate("mhaTrainer.panels[0].resources()")
+        own = page.evaluate("""() => performance.getEntriesByType('navigation').concat(
+            performance.getEntriesByType('resource')).map(e => ({name: e.name,
+            bytes: e.encodedBodySize || 0}))""")
+        train_files = [e for e in worker if "/train/" in e["name"] or "/ort/" in e["name"]]
+        page_files = [e for e in own if any(k in e["name"] for k in
+                      ("trainer.js", "train-worker.js", "manifest.js", "engine.js",
+                       "tokenizers/", "explorer.css"))]
+        result["bytes"] = {
+            "worker": sum(e["bytes"] for e in train_files),
+            "page_scripts": sum(e["bytes"] for e in page_files),
+            "files": {Path(e["name"]).name: e["bytes"] for e in train_files + page_files},
+        }
+        result["bytes"]["total"] = result["bytes"]["worker"] + result["bytes"]["page_scripts"]
+        rates = {}
+        for h, d_k in [(1, 64), (4, 16), (16, 4), (16, 16)]:
+            rates[f"h{h}_dk{d_k}"] = round(steps_per_second(page, h, d_k), 1)
+            print(f"h={h:2d} d_k={d_k:2d}: {rates[f'h{h}_dk{d_k}']} steps/s", flush=True)
+        result["steps_per_second"] = rates
+        ninety, runs = [], []
+        for r in range(args.runs):
+            ms, step, final, repaints = time_to_ninety(page, typing=(r == 0))
+            runs.append({"ms_to_90": ms, "step_at_90": step, "final_accuracy": final,
+                         "repaint_ms": repaints})
+            if ms is not None:
+                ninety.append(ms)
+            print(f"run {r + 1}: 90 % after {ms and ms / 1000:.1f} s (step {step}), "
+                  f"final {final:.3f}", flush=True)
+        result["h4_dk16"] = {"runs": runs,
+                             "median_s_to_90": round(statistics.median(ninety) / 1000, 1)
+                             if ninety else None}
+        reps = [x for r in runs for x in r["repaint_ms"]]
+        result["repaint_while_training_ms"] = {
+            "n": len(reps), "median": round(statistics.median(reps), 1) if reps else None,
+            "max": round(max(reps), 1) if reps else None}
+        browser.close()
+    result["machine"]["load_average_after"] = os.getloadavg()
+    OUT.write_text(json.dumps(result, indent=1) + "\n")
+    b = result["bytes"]
+    print(f"\nChromium {result['browser']}, load average {load[0]:.1f}\n"
+          f"| what | value |\n|---|---|\n"
+          + "".join(f"| steps/s {k} | {v} |\n" for k, v in rates.items())
+          + f"| Train -> 90 % held-out, h4 d_k 16 (median of {args.runs}) | "
+            f"{result['h4_dk16']['median_s_to_90']} s |\n"
+          f"| keystroke -> repaint while training (median, n = "
+          f"{result['repaint_while_training_ms']['n']}) | "
+          f"{result['repaint_while_training_ms']['median']} ms |\n"
+          f"| bytes to train one configuration | {b['total'] / 1e6:.2f} MB "
+          f"(worker {b['worker'] / 1e6:.2f}, page {b['page_scripts'] / 1e6:.2f}) |")
+    print(f"wrote {OUT.relative_to(ROOT)} in {time.process_time():.0f} s CPU")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,280 @@
+"""Training in the reader's browser: the package's training step, exported.
+
+At build time (``scripts/export_explorer.py``) this module writes four ONNX
+graphs, each traced **once** for every (h, d_k) (``h`` and ``d_model`` are
+symbolic sizes of the graph), and the data they read:
+
+=============  =========================================  =====================
+graph          inputs                                     outputs
+=============  =========================================  =====================
+``init``       ``noise`` (P,) float16, ``width`` (d_model,),      the weights, in
+               ``seed`` () int64                          ``param_names`` order
+``step``       weights, ``m``, ``v`` (AdamW's moments),   ``loss``, ``grad_norm``
+               ``s``, ``steps`` () float, ``x`` (32, 16)  (), the new weights,
+               int64, ``heads`` (h,)                      ``m``, ``v``; the
+                                                          gradients (fetched by
+                                                          the tests only)
+``forward``    weights, ``ids`` (1, L) int64, ``heads``   ``logits``,
+                                                          ``attn_1``, ``attn_2``
+``evaluate``   weights, ``x`` (N, 16) int64, ``heads``    ``accuracy`` (3,),
+                                                          ``stats`` (2, h, 5),
+                                                          ``role``, ``named``
+=============  =========================================  =====================
+
+They are :mod:`mhacourse.tiny_model.step`'s functions: the model is
+:func:`~mhacourse.tiny_model.model.forward_core`, the gradients are
+``torch.func``'s, the update is AdamW with :func:`train`'s schedule. The
+data: ``pool.f16`` (the normals :func:`~step.init_core` reads),
+``batches.u16`` (the training batches, :func:`tasks.sample` with
+:func:`train`'s generator) and ``heldout.u16`` (:func:`training.heldout`).
+
+How a step is exported (torch 2.13): ``torch.onnx.export`` cannot export a
+``torch.func`` transform directly, so the step is first traced to ``aten``
+operations with ``make_fx(tracing_mode="symbolic")``; the few operations
+that hold a symbolic number as a Python scalar (``x / d_model``) are
+rewritten to their tensor forms (:func:`scalars_to_tensors`); then the
+dynamo exporter writes the graph with ``d_model`` and ``h`` dynamic. The
+ONNX optimiser is left off: it folds AdamW's ``+ 1e-8`` away as if it were
+``+ 0``, and a weight whose moments are 0 (an embedding row no batch has
+touched yet) then becomes 0 / 0.
+"""
+from __future__ import annotations
+
+import logging
+import time
+import warnings
+from pathlib import Path
+
+import numpy as np
+import onnx
+import torch
+from torch.fx.experimental.proxy_tensor import make_fx
+
+from . import tasks
+from .tiny_model import step as st
+from .tiny_model.model import TinyConfig
+from .tiny_model.training import HELDOUT_N, heldout
+from .web_export import BUDGET_D_MODEL
+
+OPSET = 18
+H_MAX = 16  # heads: 1 .. 16
+D_K_RANGE = (2, 64)  # width of a head
+D_MODEL_MAX = 256  # time: a step at d_model 256 takes ~0.1 s in the page
+MAX_STEPS = 1500  # the longest run the page offers (train_tiny_models' d_model 8)
+SEED = 0  # train()'s seed: batches from torch.Generator().manual_seed(10_000 + SEED)
+EXAMPLE = TinyConfig(h=3, d_k=7)  # traced at d_model 21: no size equals another
+STEP_NAMES = ("init", "step", "forward", "evaluate")
+
+
+def steps_for(d_model: int) -> int:
+    """The steps the page trains a model of width ``d_model`` for: those of
+    ``scripts/train_tiny_models.py``'s grid at the nearest width not below
+    it (small models need more steps and cost less per step)."""
+    table = {8: 1500, 16: 1500, 32: 1200, 64: 800, 128: 500, 256: 400}
+    return table[min((w for w in table if w >= d_model), default=256)]
+
+
+def check_sizes(h, d_k) -> None:
+    """The sizes the page accepts (it says the same, in the same words)."""
+    from ._validate import InputError, check_positive_int
+    check_positive_int("h", h, H_MAX, "time and memory: the page trains on one CPU thread")
+    check_positive_int("d_k", d_k, D_K_RANGE[1], "time: a step grows as d_model^2")
+    if d_k < D_K_RANGE[0]:
+        raise InputError(f"d_k must be at least {D_K_RANGE[0]}; got {d_k}.")
+    if h * d_k > D_MODEL_MAX:
+        raise InputError(f"d_model = h * d_k must be at most {D_MODEL_MAX} (time: a "
+                         f"step grows as d_model^2); got {h} * {d_k} = {h * d_k}.")
+
+
+# ------------------------------------------------------------------ tracing
+
+def scalars_to_tensors(gm: torch.fx.GraphModule) -> int:
+    """Rewrite every ``aten.*.Scalar`` call whose scalar is a symbolic number
+    (a node of the graph, such as ``1 / d_model``) to its ``*.Tensor`` form,
+    which the ONNX translation accepts. Returns how many it rewrote."""
+    graph, count = gm.graph, 0
+    for node in list(graph.nodes):
+        target = node.target
+        if node.op != "call_function" or not isinstance(target, torch._ops.OpOverload):
+            continue
+        name = target._overloadname
+        symbolic = [i for i, a in enumerate(node.args) if isinstance(a, torch.fx.Node)
+                    and not isinstance(a.meta.get("val"), torch.Tensor)]
+        if "Scalar" not in name or not symbolic:
+            continue
+        packet = target.overloadpacket
+        tensor_name = name.replace("Scalar", "Tensor")
+        if not hasattr(packet, tensor_name):
+            tensor_name = "Tensor"
+        with graph.inserting_before(node):
+            args = list(node.args)
+            for i in symbolic:  # a symbolic int stays an integer
+                whole = isinstance(args[i].meta.get("val"), torch.SymInt)
+                args[i] = graph.call_function(
+                    torch.ops.aten.scalar_tensor.default, (args[i],),
+                    {"dtype": torch.int64 if whole else torch.float32})
+            new = graph.call_function(getattr(packet, tensor_name), tuple(args),
+                                      node.kwargs)
+        new.meta = node.meta
+        node.replace_all_uses_with(new)
+        graph.erase_node(node)
+        count += 1
+    graph.lint()
+    gm.recompile()
+    return count
+
+
+def _example_params(cfg: TinyConfig = EXAMPLE) -> tuple:
+    return st.init_core(st.noise_pool(), torch.zeros(cfg.d_model), torch.tensor(0))
+
+
+def graph_functions(cfg: TinyConfig = EXAMPLE) -> dict:
+    """For each graph: ``(function of flat tensors, example inputs, input
+    names, output names)``."""
+    n = len(st.param_names())
+    names = [k.replace(".", "_") for k in st.param_names()]
+    P = _example_params(cfg)
+
+    def zeros():  # new tensors each time: an input passed twice would be merged into one
+        return tuple(torch.zeros_like(p) for p in P)
+    heads = torch.zeros(cfg.h)
+    x, _, _ = tasks.sample(cfg.batch, seed=1)  # (32, 16)
+
+    def init(noise, width, seed):
+        return st.init_core(noise.float(), width, seed)
+
+    def step(*a):
+        loss, p, m, v, grads, norm = st.train_step(a[:n], a[n:2 * n], a[2 * n:3 * n],
+                                                   *a[3 * n:])
+        return (loss, norm, *p, *m, *v, *grads)
+
+    def forward(*a):
+        logits, attention = st.forward_with(a[:n], a[n], a[n + 1])
+        return (logits, *attention)
+
+    def evaluate(*a):
+        return st.evaluate_with(a[:n], a[n], a[n + 1])
+
+    moments = [f"m_{k}" for k in names] + [f"v_{k}" for k in names]
+    layers = [f"attn_{i + 1}" for i in range(cfg.n_layers)]
+    return {
+        "init": (init, (st.noise_pool().half(), torch.zeros(cfg.d_model), torch.tensor(0)),
+                 ["noise", "width", "seed"], names),
+        "step": (step, (*P, *zeros(), *zeros(), torch.tensor(0.0), torch.tensor(800.0), x,
+                        heads),
+                 [*names, *moments, "s", "steps", "x", "heads"],
+                 ["loss", "grad_norm", *[f"new_{k}" for k in names + moments],
+                  *[f"grad_{k}" for k in names]]),
+        "forward": (forward, (*P, x[:1, :5], heads), [*names, "ids", "heads"],
+                    ["logits", *layers]),
+        "evaluate": (evaluate, (*P, x, heads), [*names, "x", "heads"],
+                     ["accuracy", "stats", "role", "named"]),
+    }
+
+
+def trace(kind: str, cfg: TinyConfig = EXAMPLE) -> torch.fx.GraphModule:
+    """``make_fx`` of one graph's function with every size symbolic."""
+    st.param_names()  # build the name list outside the trace
+    fn, args, _, _ = graph_functions(cfg)[kind]
+    gm = make_fx(fn, tracing_mode="symbolic")(*args)
+    scalars_to_tensors(gm)
+    return gm
+
+
+def _dynamic_shapes(kind: str, args, cfg: TinyConfig = EXAMPLE):
+    D = torch.export.Dim("d_model", min=2, max=D_MODEL_MAX)
+    H = torch.export.Dim("h", min=1, max=H_MAX)
+    L = torch.export.Dim("L", min=1, max=cfg.max_len)
+    dims = []
+    for t in args:
+        dims.append({i: D for i, s in enumerate(t.shape) if s == cfg.d_model} or None)
+    if kind == "init":
+        return [None, {0: D}, None]
+    dims[-1] = {0: H}  # heads
+    if kind == "forward":
+        dims[-2] = {1: L}  # ids
+    elif kind == "step":
+        dims[-2] = None  # x: (32, 16)
+    else:  # evaluate: any number of held-out sequences
+        dims[-2] = {0: torch.export.Dim("N", min=1, max=4096)}
+    return dims
+
+
+def export(kind: str, path, cfg: TinyConfig = EXAMPLE) -> Path:
+    """Trace and write one graph (:data:`STEP_NAMES`) to ``path``."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    _, args, inputs, outputs = graph_functions(cfg)[kind]
+    gm = trace(kind, cfg)
+    quiet = logging.getLogger("torch.onnx")
+    level = quiet.level
+    quiet.setLevel(logging.ERROR)
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            torch.onnx.export(gm, args, str(path), dynamo=True, opset_version=OPSET,
+                              dynamic_shapes=_dynamic_shapes(kind, args, cfg),
+                              input_names=inputs, output_names=outputs,
+                              external_data=False, optimize=False, verbose=False)
+    finally:
+        quiet.setLevel(level)
+    model = onnx.load(str(path))
+    for node in model.graph.node:  # the exporter's stack traces: 4/5 of the bytes
+        del node.metadata_props[:]
+        node.doc_string = ""
+    onnx.save(model, str(path))
+    return path
+
+
+# ------------------------------------------------------------------ data
+
+def batches(steps: int = MAX_STEPS, seed: int = SEED) -> torch.Tensor:
+    """The word ids of :func:`train`'s first ``steps`` batches (its generator,
+    its batch size). Shapes: (steps, 32, 16) int64."""
+    g = torch.Generator().manual_seed(10_000 + seed)
+    return torch.stack([tasks.sample(EXAMPLE.batch, generator=g)[0]
+                        for _ in range(steps)])
+
+
+def write_data(out: Path) -> dict:
+    """``pool.f16``, ``batches.u16``, ``heldout.u16`` in ``out``; returns
+    their entries for the manifest."""
+    out.mkdir(parents=True, exist_ok=True)
+    x_held = heldout()[0]
+    files = {
+        "pool": ("pool.f16", st.noise_pool().numpy().astype(np.float16)),
+        "batches": ("batches.u16", batches().numpy().astype(np.uint16)),
+        "heldout": ("heldout.u16", x_held.numpy().astype(np.uint16)),
+    }
+    entries = {}
+    for key, (name, array) in files.items():
+        (out / name).write_bytes(array.tobytes())
+        entries[key] = {"file": name, "shape": list(array.shape),
+                        "dtype": str(array.dtype), "bytes": array.nbytes}
+    return entries
+
+
+def build(out: Path, log=print) -> dict:
+    """Write the four graphs and the data into ``out`` (``_generated/
+    explorer-data/train/``); returns the manifest's ``"train"`` entry."""
+    out = Path(out)
+    graphs = {}
+    for kind in STEP_NAMES:
+        t = time.perf_counter()
+        path = export(kind, out / f"{kind}.onnx")
+        graphs[kind] = {"file": path.name, "bytes": path.stat().st_size,
+                        "export_seconds": round(time.perf_counter() - t, 1)}
+        log(f"  {kind}.onnx {path.stat().st_size / 1e6:.2f} MB "
+            f"({graphs[kind]['export_seconds']} s)")
+    cfg = EXAMPLE
+    return {
+        "graphs": graphs, "data": write_data(out),
+        "params": [{"name": k, "input": k.replace(".", "_")} for k in st.param_names()],
+        "n_layers": cfg.n_layers, "vocab_size": cfg.vocab_size,
+        "batch": list(batches(1).shape[1:]), "heldout_n": HELDOUT_N,
+        "limits": {"h_max": H_MAX, "d_k_min": D_K_RANGE[0], "d_k_max": D_K_RANGE[1],
+                   "d_model_max": D_MODEL_MAX, "max_steps": MAX_STEPS},
+        "steps_for": {str(d): steps_for(d) for d in range(1, D_MODEL_MAX + 1)},
+        "budget": BUDGET_D_MODEL,
+        "statistics": list(st.STATISTICS), "seed": SEED,
+    }
