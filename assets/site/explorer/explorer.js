@@ -41,11 +41,23 @@
     if (S.mode === "budget") { return { h: S.h, dk: MAN.budget.d_model / S.h }; }
     return { h: S.h, dk: S.dk };
   }
+  // A model trained in this page ("Train it yourself", trainer.js), shown as
+  // one more source: the newest run that has taken at least one step.
+  function yours() {
+    var T = window.mhaTrainer;
+    var ps = T ? T.panels.filter(function (p) { return p.step > 0 && p.worker; }) : [];
+    return ps.length ? ps[ps.length - 1] : null;
+  }
   function tinyEntry() {
+    if (S.source === "yours") { var y = yours(); return y ? y.entry() : null; }
     var c = tinyCell(), trained = S.source === "trained";
     return MAN.tiny.find(function (m) { return m.h === c.h && m.d_k === c.dk && m.trained === trained; });
   }
-  function nLayers() { return S.source === "minilm" ? MAN.minilm.layers : tinyEntry().layers; }
+  function nLayers() {
+    if (S.source === "minilm") { return MAN.minilm.layers; }
+    var e = tinyEntry();
+    return e ? e.layers : 2;
+  }
 
   // ------------------------------------------------------------ controls
   var radios = {};
@@ -87,6 +99,7 @@
     { value: "trained", label: "Tiny, trained", checked: true },
     { value: "untrained", label: "Tiny, untrained" },
     { value: "minilm", label: "MiniLM (real)" },
+    { value: "yours", label: "Yours (trained in this page)" },
   ], function (v) { S.source = v; S.off = {}; S.layer = Math.min(S.layer, nLayers()); syncControls(); update("source"); });
 
   var modeGroup = radioGroup("mode", "h and d_k", [
@@ -144,10 +157,12 @@
   });
 
   function syncControls() {
-    var minilm = S.source === "minilm";
-    modeGroup.hidden = minilm;
-    hGroup.hidden = minilm;
-    dkGroup.hidden = minilm || S.mode === "budget";
+    var minilm = S.source === "minilm", own = S.source === "yours";
+    var yoursOption = document.getElementById("mha-source-yours");
+    if (yoursOption) { yoursOption.parentNode.hidden = !yours() && !own; }
+    modeGroup.hidden = minilm || own;
+    hGroup.hidden = minilm || own;
+    dkGroup.hidden = minilm || own || S.mode === "budget";
     loadButton.hidden = !minilm || minilmState === "ready";
     resetButton.hidden = !minilm || minilmState !== "ready";
     if (!minilm) {
@@ -184,6 +199,13 @@
   async function compute() {
     var t = S.text, live, e, ex = exampleIndex(t);
     if (!t.trim()) { throw new Notice("Type a sentence: the text is empty (or only spaces)."); }
+    if (S.source === "yours") {
+      var y = yours();
+      if (!y) { throw new Notice("No model has been trained in this page yet: press Train under \"Train it yourself\" below."); }
+      live = await y.runText(t);
+      if (live.kept === 0) { throw new Notice("Type a sentence: no words were found in the text."); }
+      return tinyView(y.entry(), live.tokens, live.attn[S.layer - 1], live, true);
+    }
     if (S.source !== "minilm") {
       e = tinyEntry();
       if (api.engine === "ready") {
@@ -246,7 +268,7 @@
     if (live && live.unk) { ns.push(live.unk + " of " + live.kept + " tokens are not in the tiny models' word list and are shown as [UNK]."); }
     var acc = e.accuracy == null ? "" : "; held-out accuracy " + (100 * e.accuracy).toFixed(1) + "%";
     return { tokens: tokens, data: data, h: e.h, L: tokens.length, live: isLive,
-      header: "Tiny model, " + (e.trained ? "trained" : "untrained") + ": h = " + e.h + " heads × d_k = " + e.d_k +
+      header: (e.yours ? "Your model, trained in this page for " + e.steps + " steps" : "Tiny model, " + (e.trained ? "trained" : "untrained")) + ": h = " + e.h + " heads × d_k = " + e.d_k +
         " = d_model " + e.d_model + "; " + e.params.toLocaleString("en-US") + " parameters" + acc +
         "; layer " + S.layer + " of " + e.layers + ".",
       notes: ns, dModel: e.d_model, dk: e.d_k, titles: headTitles(e.h) };
@@ -282,7 +304,8 @@
   var seq = 0;
   function update(reason, t0) {
     var my = ++seq, start = t0 || performance.now();
-    S.head = Math.min(S.head, (S.source === "minilm" ? MAN.minilm.h : tinyCell().h) - 1);
+    var entry = S.source === "yours" ? tinyEntry() : null;
+    S.head = Math.min(S.head, (S.source === "minilm" ? MAN.minilm.h : entry ? entry.h : tinyCell().h) - 1);
     compute().then(function (v) {
       if (my !== seq) { return; }
       view = v;
@@ -301,6 +324,7 @@
     });
   }
   api.update = update;
+  api.syncControls = syncControls; // the trainer calls it when a model exists
 
   // ------------------------------------------------------------ drawing
   function rgb(w) { var c = CMAP[Math.max(0, Math.min(255, Math.round(w * 255)))]; return c; }

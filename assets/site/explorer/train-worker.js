@@ -42,7 +42,7 @@ async function boot(base, manifest) {
   const bytes = await Promise.all(names.map((k) => fetchBytes(T.graphs[k].file)));
   for (let i = 0; i < names.length; i++) {
     sessions[names[i]] = await ort.InferenceSession.create(bytes[i], {
-      executionProviders: ["wasm"], graphOptimizationLevel: "all" });
+      executionProviders: ["wasm"], graphOptimizationLevel: "all", logSeverityLevel: 3 });
   }
   for (const k of Object.keys(T.data)) {
     const b = await fetchBytes(T.data[k].file);

@@ -207,9 +207,19 @@
 
   Panel.prototype.stop = function () { if (this.worker && this.state === "running") { this.worker.postMessage({ type: "pause" }); } };
 
+  // The explorer above shows "Yours": redraw it when this model changes.
+  function explorerChanged() {
+    var X = window.mhaExplorer;
+    if (!X || !X.syncControls) { return; }
+    X.syncControls();
+    if (X.state.source === "yours") { X.update("trainer"); }
+  }
+
   Panel.prototype.resetRun = function () {
     var P = this, at = P.step || 0;
     if (P.worker) { P.worker.terminate(); P.worker = null; }
+    P.step = 0;
+    explorerChanged();
     P.state = "idle";
     P.heads.textContent = ""; P.roles.textContent = ""; P.accuracy.textContent = "";
     P.losses = []; P.drawChart();
@@ -243,19 +253,26 @@
       P.status.textContent = "Training: step " + msg.step + " of " + msg.steps + ", loss " +
         msg.losses[msg.losses.length - 1].toFixed(3) + ", " + msg.stepsPerSecond.toFixed(1) + " steps/s.";
       P.drawChart();
+      if (P.losses.length === msg.losses.length) { explorerChanged(); } // the first steps: "Yours" exists
     } else if (msg.type === "eval") {
       P.evals.push(msg);
       P.showEval(msg);
+    } else if (msg.type === "attention" && msg.tag !== "probe") {
+      var done = P.pending && P.pending[msg.tag];
+      if (done) { delete P.pending[msg.tag]; done(msg); }
     } else if (msg.type === "attention") {
       P.drawHeads(msg);
     } else if (msg.type === "state") {
       P.state = msg.state;
       if (msg.state === "running") { P.status.textContent = msg.note ? "Already training." : "Training …"; }
+      if (msg.state === "paused" || msg.state === "done") { explorerChanged(); }
       if (msg.state === "paused") { P.status.textContent = "Paused at step " + msg.step + ": Resume goes on, Reset discards the model."; }
       if (msg.state === "done") {
         P.timings.done = performance.now();
         P.status.textContent = "Done: " + msg.step + " steps in " + ((P.timings.done - P.timings.trainPressed) / 1000).toFixed(1) +
-          " s. Type a sentence above to see the trained heads on it; Reset to train another size.";
+          " s. Type a sentence in the box below to see the trained heads on it" +
+          (window.mhaExplorer ? ", or pick \"Yours\" as the model in the explorer above" : "") +
+          "; Reset to train another size.";
       }
       if (msg.state === "diverged") {
         P.message.textContent = "The loss diverged at step " + (msg.step + 1) + " (loss " + msg.loss + ", gradient norm " +
@@ -373,6 +390,30 @@
       t.textContent = "L" + (l + 1) + "H" + (i + 1) + (role && role !== "mixed" ? " · " + ROLE_NAMES[role] : "");
       P.grids.canvases[k].setAttribute("aria-label", "Layer " + (l + 1) + ", head " + (i + 1) +
         (role ? ", role " + ROLE_NAMES[role] : "") + ": attention of each token of \"" + toks + "\" (rows) to the tokens before it (columns).");
+    });
+  };
+
+  // The explorer's view of this model (the same fields as a manifest entry).
+  Panel.prototype.entry = function () {
+    var P = this, c = P.config, last = P.evals[P.evals.length - 1];
+    return { name: "yours", h: c.h, d_k: c.dk, d_model: c.d_model, params: P.params || 0,
+      layers: MAN.train.n_layers, trained: true, yours: true, steps: P.step,
+      accuracy: last ? last.accuracy[0] : null, max_len: MAN.tiny_tokenizer.max_len };
+  };
+
+  // The explorer runs this model on its own text through here.
+  Panel.prototype.runText = function (text) {
+    var P = this;
+    return E.tokenizeTiny(text).then(function (tok) {
+      if (tok.kept === 0) { return { tokens: [], attn: [], kept: 0, total: tok.total, unk: 0 }; }
+      return new Promise(function (resolve) {
+        var tag = "explorer-" + (P.runs = (P.runs || 0) + 1);
+        (P.pending = P.pending || {})[tag] = function (msg) {
+          resolve({ tokens: tok.tokens, ids: tok.ids, total: tok.total, kept: tok.kept, unk: tok.unk,
+            h: msg.h, attn: msg.attn });
+        };
+        P.worker.postMessage({ type: "run", ids: tok.ids, tag: tag });
+      });
     });
   };
 

@@ -26,7 +26,7 @@ import torch
 from torch.func import grad_and_value
 
 from .. import tasks
-from .analysis import roles_core, statistics_core
+from .analysis import STATISTICS, roles_core, statistics_core  # noqa: F401 (the order of the stats columns)
 from .model import TinyConfig, TinyTransformer, TinyWeights, default_peak_lr, forward_core
 from .training import accuracy_core, loss_fn, lr_factor
 
