@@ -173,27 +173,36 @@ def scaled_dot_product_attention(
     integer or 0/1 float mask, NaN/inf inputs (``allow_nonfinite=True`` lets
     them spread), a dtype mix.
     """
+    mask = check_attention_inputs(Q, K, V, mask, allow_nonfinite)
+    return attention_core(Q, K, V, mask)
+
+
+def check_attention_inputs(Q, K, V, mask=None, allow_nonfinite: bool = False):
+    """The checks of :func:`scaled_dot_product_attention`; returns ``mask``
+    expanded to the scores' shape (..., L, S) (or ``None``)."""
     _check_qkv(Q, K, V, allow_nonfinite)
     if mask is not None:
         lead = torch.broadcast_shapes(Q.shape[:-2], K.shape[:-2])  # (...)
         scores_shape = torch.Size((*lead, Q.shape[-2], K.shape[-2]))  # (..., L, S)
         mask = _check_mask(mask, scores_shape)  # (..., L, S)
         check_no_blocked_rows(mask)
-    return attention_core(Q, K, V, mask)
+    return mask
 
 
-def attention_core(Q, K, V, mask=None):
-    """The computation of :func:`scaled_dot_product_attention`, with no input
-    checks: ``softmax(Q K^T / sqrt(d_k) + mask) V``.
+def attention_core(Q, K, V, mask=None, dropout=None):
+    """``softmax(Q K^T / sqrt(d_k) + mask) V``, the formula chapter 1 derives,
+    with no input checks (:func:`scaled_dot_product_attention` checks, then
+    calls this). Every form of attention in the package calls it.
 
-    The public functions validate their input, then call this. It has no
-    Python branch on tensor values, so ``torch.onnx.export`` can trace it
-    (the in-browser explorer runs the exported graph). Call it only with
-    inputs that have been checked.
-    Shapes as in :func:`scaled_dot_product_attention`.
+    ``dropout``: ``None``, or a function applied to the weights before they
+    meet ``V`` (:func:`mhacourse.batching.attention_with_dropout`).
+    It has no Python branch on tensor values, so it traces (``torch.onnx``,
+    ``make_fx``). Shapes as in :func:`scaled_dot_product_attention`.
     """
     scores = scores_core(Q, K)  # (..., L, S)
     if mask is not None:
         scores = scores + as_additive(mask, scores.dtype)  # (..., L, S)
     weights = softmax_core(scores)  # (..., L, S)
+    if dropout is not None:
+        weights = dropout(weights)  # (..., L, S)
     return weights @ V, weights  # (..., L, d_v), (..., L, S)

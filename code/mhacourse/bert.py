@@ -71,13 +71,12 @@ from .bert_weights import (
     load_model,
     model_dir,
 )
-from .block import check_eps, feed_forward_core, layer_norm_core
+from .block import block_core, check_eps, feed_forward_core, layer_norm_core
 from .heads import merge_heads, split_heads
 from .multihead import (
     MHAWeights,
     _check_inputs,
     combine_masks,
-    mha_core,
     output_projection,
 )
 
@@ -338,12 +337,11 @@ def layer_core(x: torch.Tensor, layer: BertLayer, h: int, eps: float,
                mask: torch.Tensor | None = None,
                head_mask: torch.Tensor | None = None):
     """:func:`bert_layer` without input checks (for ``torch.onnx.export``):
-    ``mask`` is one (B, 1, 1, L) padding mask or ``None``, ``head_mask``
-    (h,) or ``None``. Returns ``(x, weights, concat)``."""
-    a, A, concat = mha_core(x, x, x, layer.attn, h, mask)  # (B,L,d), (B,h,L,L)
-    if head_mask is not None:
-        a = masked_output(concat, layer.attn, h, head_mask)  # (B, L, d_model)
-    return add_norm_ffn_core(x, a, layer, eps), A, concat
+    the post-LN, GELU :func:`~mhacourse.block.block_core`. ``mask`` is one
+    (B, 1, 1, L) padding mask or ``None``, ``head_mask`` (h,) or ``None``.
+    Returns ``(x, weights, concat)``."""
+    return block_core(x, layer, h, mask, pre_ln=False, activation="gelu",
+                      eps=eps, head_mask=head_mask, return_concat=True)
 
 
 def forward_core(input_ids: torch.Tensor, model: Bert,

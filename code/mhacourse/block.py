@@ -27,16 +27,20 @@ from torch import nn
 from ._validate import (
     InputError,
     InputTypeError,
+    check_all_finite,
     check_finite,
     check_heads,
     check_positive_int,
     check_tensor,
     describe,
+    unbatched_padding_mask,
 )
+from .masks import combine_masks
 from .multihead import (
     MAX_D_MODEL,
     MHAWeights,
     MultiHeadAttention,
+    _check_inputs,
     from_torch,
     mha_core,
     to_torch,
@@ -106,30 +110,41 @@ class BlockWeights:
 
 
 def block_core(x, w: BlockWeights, h, mask=None, pre_ln: bool = False,
-               activation: str = "relu", eps: float = 1e-5):
-    """One transformer block (chapter 10 derives it), with no input checks::
+               activation: str = "relu", eps: float = 1e-5, *,
+               h_kv=None, cache=None, head_mask=None,
+               return_concat: bool = False):
+    """One transformer block, the formula chapter 10 derives, with no input
+    checks (:class:`TransformerBlock` checks, then calls this)::
 
         post-LN:  x = LN_1(x + MultiHead(x));  x = LN_2(x + FFN(x))
         pre-LN:   x = x + MultiHead(LN_1(x));  x = x + FFN(LN_2(x))
 
+    Every block of the package runs it: :class:`TransformerBlock`, BERT
+    (:func:`mhacourse.bert.layer_core`), the causal LM with its key/value
+    cache (:mod:`mhacourse.kv_cache`) and the tiny models. ``h_kv``,
+    ``cache`` and ``head_mask`` go to :func:`~mhacourse.multihead.mha_core`.
     ``h`` may be a symbolic size (a traced graph then serves every h).
-    ``mask``: one (B or 1, h or 1, L, L) mask (bool ``True`` = blocked).
-    Shapes: ``x`` (B, L, d_model) -> ``(x (B, L, d_model),
-    weights (B, h, L, L))``.
+    ``mask``: one (B or 1, h or 1, L, S) or (L, S) mask (bool ``True`` =
+    blocked). Shapes: ``x`` (B, L, d_model) -> ``(x (B, L, d_model),
+    weights (B, h, L, S))``, and the heads' ``concat`` (B, L, d_model) with
+    ``return_concat=True``.
     """
+    def attn(t):  # (B, L, d_model), (B, h, L, S), (B, L, d_model)
+        return mha_core(t, t, t, w.attn, h, mask, h_kv=h_kv, cache=cache,
+                        head_mask=head_mask)
+
     def ffn(t):
         return feed_forward_core(t, w.W_1, w.b_1, w.W_2, w.b_2, activation)
 
     if pre_ln:
-        z = layer_norm_core(x, w.gamma_1, w.beta_1, eps)  # (B, L, d_model)
-        a, A, _ = mha_core(z, z, z, w.attn, h, mask)
+        a, A, concat = attn(layer_norm_core(x, w.gamma_1, w.beta_1, eps))
         x = x + a  # residual around attention
         x = x + ffn(layer_norm_core(x, w.gamma_2, w.beta_2, eps))  # around the FFN
     else:
-        a, A, _ = mha_core(x, x, x, w.attn, h, mask)
+        a, A, concat = attn(x)
         x = layer_norm_core(x + a, w.gamma_1, w.beta_1, eps)  # Add & Norm
         x = layer_norm_core(x + ffn(x), w.gamma_2, w.beta_2, eps)  # Add & Norm
-    return x, A
+    return (x, A, concat) if return_concat else (x, A)
 
 
 class TransformerBlock(nn.Module):
@@ -192,17 +207,18 @@ class TransformerBlock(nn.Module):
                 f"convert one (x.to(torch.{str(self.gamma_1.dtype)[6:]}) or "
                 "block.to(x.dtype)).")
         check_finite("x", x, option=False)
-        if self.pre_ln:
-            z = self.ln1(x)
-            a, A = self.attn(z, z, z, key_padding_mask, attn_mask=attn_mask,
-                             average_attn_weights=False)
-            x = x + a  # residual around attention
-            x = x + self.ffn(self.ln2(x))  # residual around the FFN
-        else:
-            a, A = self.attn(x, x, x, key_padding_mask, attn_mask=attn_mask,
-                             average_attn_weights=False)
-            x = self.ln1(x + a)  # Add & Norm
-            x = self.ln2(x + self.ffn(x))  # Add & Norm
+        if x.ndim == 2:  # unbatched (L, d_model), as nn.TransformerEncoderLayer
+            kpm = (None if key_padding_mask is None
+                   else unbatched_padding_mask(key_padding_mask))
+            y, A = self.forward(x[None], attn_mask, kpm, return_weights=True)
+            return (y[0], A[0]) if return_weights else y[0]
+        w = self.weights()
+        _check_inputs(x, x, x, w.attn, self.attn.h)
+        check_all_finite(**{name: getattr(w, name) for name in BLOCK_PARAMS})
+        B, L, _ = x.shape
+        mask = combine_masks(attn_mask, key_padding_mask, B, self.attn.h, L, L)
+        x, A = block_core(x, w, self.attn.h, mask, self.pre_ln, self.activation,
+                          self.eps)
         return (x, A) if return_weights else x
 
     def weights(self) -> BlockWeights:

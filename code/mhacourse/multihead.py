@@ -437,22 +437,55 @@ def multi_head_attention(
     return out, weights
 
 
-def mha_core(query, key, value, w: MHAWeights, h: int, mask=None):
-    """The computation of :func:`multi_head_attention`, with no input checks.
+def mha_core(query, key, value, w: MHAWeights, h, mask=None, *,
+             h_kv=None, cache=None, head_mask=None):
+    """Multi-head attention, the formula chapters 3 to 6 derive, with no
+    input checks (:func:`multi_head_attention` checks, then calls this)::
 
-    ``mask`` is one (B or 1, h or 1, L, S) mask, as :func:`combine_masks`
-    returns. The public functions validate, then call this; it has no Python
-    branch on tensor values, so ``torch.onnx.export`` can trace it.
+        Q, K, V = split(query W_Q + b_Q), split(key W_K + b_K), split(...)
+        head_i  = Attention(Q_i, K_(i // g), V_(i // g))        g = h / h_kv
+        out     = Concat(head_1, ..., head_h) W_O + b_O
+
+    Every form of the layer calls it. ``h_kv``: key/value heads, shared by
+    groups of ``g`` query heads (chapter 11; ``None`` means ``h_kv = h``,
+    plain multi-head attention). ``cache``: a :class:`~mhacourse.KVCache`
+    that keeps the keys and values of earlier tokens (chapter 15); the new
+    ones are appended and the queries attend to all of them. ``head_mask``
+    (h,) or (B, h): each head's output scaled before ``W_O`` (chapter 4's
+    ablation; the ``concat`` returned is the unscaled one).
+    ``mask``: one (B or 1, h or 1, L, S) mask, as :func:`combine_masks`
+    returns, or an (L, S) one. ``h`` may be a symbolic size (no Python branch
+    on values), so one traced graph serves every h.
     Returns ``(output (B, L, d_model), weights (B, h, L, S),
     concat (B, L, d_model))``.
     """
     Q = split_heads_core(project(query, w.W_Q, w.b_Q), h)  # (B, h, L, d_k)
-    K = split_heads_core(project(key, w.W_K, w.b_K), h)  # (B, h, S, d_k)
-    V = split_heads_core(project(value, w.W_V, w.b_V), h)  # (B, h, S, d_k)
+    kv_heads = h if h_kv is None else h_kv
+    K = split_heads_core(project(key, w.W_K, w.b_K), kv_heads)  # (B, h_kv, S, d_k)
+    V = split_heads_core(project(value, w.W_V, w.b_V), kv_heads)  # (B, h_kv, S, d_k)
+    if cache is not None:  # keys and values of every token so far
+        K, V = cache.append(K, V)  # (B, h_kv, S_cached + S, d_k)
+    if h_kv is not None:  # query head i reads key/value head i // g
+        K, V = share_kv_heads(K, h), share_kv_heads(V, h)  # (B, h, S, d_k)
     heads, weights = attention_core(Q, K, V, mask)  # (B, h, L, d_k), (B, h, L, S)
     concat = merge_heads_core(heads)  # (B, L, d_model)
-    out = output_projection(concat, w.W_O, w.b_O)  # (B, L, d_model)
+    if head_mask is not None:  # scale head i's output by head_mask[..., i]
+        m = head_mask.to(heads.dtype)[..., None, None]  # (h, 1, 1) or (B, h, 1, 1)
+        out = project(merge_heads_core(heads * m), w.W_O, w.b_O)  # (B, L, d_model)
+    else:
+        out = project(concat, w.W_O, w.b_O)  # (B, L, d_model)
     return out, weights, concat
+
+
+def share_kv_heads(K: torch.Tensor, h) -> torch.Tensor:
+    """``h_kv`` key (or value) heads shared by ``h`` query heads: head ``j``
+    repeated for query heads ``j*g .. j*g+g-1``, ``g = h / h_kv`` (chapter 11).
+
+    Shapes: (B, h_kv, S, d_k) -> (B, h, S, d_k); a view when ``h_kv = h``.
+    """
+    B, h_kv, S, d_k = K.shape
+    K = K[:, :, None].expand(B, h_kv, h // h_kv, S, d_k)  # (B, h_kv, g, S, d_k)
+    return K.reshape(B, h, S, d_k)  # (B, h, S, d_k)
 
 
 def _linear(x: torch.Tensor, W: torch.Tensor, b: torch.Tensor | None = None):
