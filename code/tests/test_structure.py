@@ -1,0 +1,130 @@
+"""The package's shape: one core per concept, layers that point one way.
+
+Read from the source (AST), not by running it: each test names the files it
+counts in, so a new copy of a formula, or an import that closes a circle,
+fails here with its place named.
+"""
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+PKG = Path(__file__).resolve().parents[1] / "mhacourse"
+
+#: Where a formula is computed on purpose a second time: the exercise
+#: checkers compute their own answers, and the NumPy twin is the framework-free
+#: copy the tests compare against.
+OWN_ANSWERS = ("checks/", "checks_new_topics.py", "reference_np.py")
+
+SPLIT = {"split_heads", "split_heads_core", "head_slice"}
+ATTEND = {"attention_core", "scaled_dot_product_attention"}
+LAYER_NORM = {"layer_norm", "layer_norm_core", "ln", "ln1", "ln2"}
+MULTI_HEAD = {"mha_core", "multi_head_attention", "multi_head_attention_fast",
+              "grouped_query_attention", "attention_step", "cross_attention",
+              "attn"}
+FFN = {"feed_forward", "feed_forward_core", "ffn"}
+
+
+def modules():
+    """``{dotted name: path}`` of every module of the package."""
+    out = {}
+    for path in sorted(PKG.rglob("*.py")):
+        parts = path.relative_to(PKG.parent).with_suffix("").parts
+        if parts[-1] == "__init__":
+            parts = parts[:-1]
+        out[".".join(parts)] = path
+    return out
+
+
+def functions():
+    """``(place, set of names called)`` for every function and method outside
+    :data:`OWN_ANSWERS`; a nested function's calls count for it and for the
+    function around it."""
+    for name, path in modules().items():
+        rel = path.relative_to(PKG).as_posix()
+        if rel.startswith(OWN_ANSWERS):
+            continue
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                calls = set()
+                for c in ast.walk(node):
+                    if isinstance(c, ast.Call):
+                        f = c.func
+                        calls.add(f.attr if isinstance(f, ast.Attribute)
+                                  else getattr(f, "id", None))
+                yield f"{rel}:{node.name}", calls
+
+
+def test_one_multi_head_forward_besides_the_loop_and_the_fast_path():
+    """A multi-head forward splits projections into heads and attends: the
+    core, the loop form the course teaches and the fused path it is measured
+    against; every other form calls :func:`mha_core`."""
+    found = sorted(place for place, calls in functions()
+                   if calls & SPLIT and calls & (ATTEND | {"F"}))
+    fused = sorted(place for place, calls in functions()
+                   if calls & SPLIT and "scaled_dot_product_attention" in calls)
+    assert len(found) <= 3, found
+    assert "multihead.py:mha_core" in found, found
+    assert fused, "the fast path (F.scaled_dot_product_attention) is counted"
+
+
+def test_block_forward_written_out_at_most_twice():
+    """Layer norm + multi-head attention + feed-forward in one function: the
+    block core, and at most one other (the decoder layer, which has a
+    cross-attention sub-layer between)."""
+    found = sorted(place for place, calls in functions()
+                   if calls & LAYER_NORM and calls & MULTI_HEAD and calls & FFN)
+    assert len(found) <= 2, found
+    assert "block.py:block_core" in found, found
+
+
+def imports(path: Path, name: str) -> set[str]:
+    """The package modules ``path`` (module ``name``) imports, anywhere in
+    the file except under ``if TYPE_CHECKING:``."""
+    tree = ast.parse(path.read_text())
+    skip = {id(n) for node in ast.walk(tree) if isinstance(node, ast.If)
+            and "TYPE_CHECKING" in ast.unparse(node.test)
+            for n in ast.walk(node)}
+    known = modules()
+    is_pkg = path.name == "__init__.py"
+    out = set()
+    for node in ast.walk(tree):
+        if id(node) in skip:
+            continue
+        if isinstance(node, ast.ImportFrom) and node.level:
+            base = name.split(".")
+            base = base[:len(base) - node.level + (1 if is_pkg else 0)]
+            target = ".".join(base + ([node.module] if node.module else []))
+            for alias in node.names:
+                sub = f"{target}.{alias.name}"
+                out.add(sub if sub in known else target)
+        elif isinstance(node, ast.ImportFrom) and (node.module or "").startswith(
+                "mhacourse"):
+            out.add(node.module)
+        elif isinstance(node, ast.Import):
+            out |= {a.name for a in node.names if a.name.startswith("mhacourse")}
+    return {m for m in out if m in known and m != name}
+
+
+def test_no_import_circle():
+    """The modules of the package import one way: no module reaches itself
+    through its imports (a package's ``__init__`` left out, since it only
+    gathers names)."""
+    known = modules()
+    graph = {m: {t for t in imports(p, m) if not known[t].name == "__init__.py"}
+             for m, p in known.items() if p.name != "__init__.py"}
+    circles, state = [], {}
+
+    def visit(m, stack):
+        state[m] = "open"
+        for t in sorted(graph.get(m, ())):
+            if state.get(t) == "open":
+                circles.append(stack[stack.index(t):] + [t])
+            elif t not in state:
+                visit(t, stack + [t])
+        state[m] = "done"
+
+    for m in sorted(graph):
+        if m not in state:
+            visit(m, [m])
+    assert not circles, circles
