@@ -24,7 +24,8 @@ NUMPY_HINT = "for NumPy arrays use mhacourse.reference_np"
 
 
 def scores_core(Q: torch.Tensor, K: torch.Tensor) -> torch.Tensor:
-    """``Q K^T / sqrt(d_k)``: how well each query matches each key.
+    """``Q K^T / sqrt(d_k)``: how well each query matches each key
+    (chapter 1 derives it).
 
     Shapes: ``Q`` (..., L, d_k), ``K`` (..., S, d_k) -> (..., L, S).
     No input checks (:func:`attention_scores` is the checked entry point).
@@ -34,7 +35,8 @@ def scores_core(Q: torch.Tensor, K: torch.Tensor) -> torch.Tensor:
 
 
 def softmax_core(scores: torch.Tensor) -> torch.Tensor:
-    """Softmax over the **key** axis (the last): each query's row sums to 1.
+    """Softmax over the **key** axis (the last): each query's row sums to 1
+    (chapter 1).
 
     ``softmax(s)_j = exp(s_j - max s) / sum_k exp(s_k - max s)``
     (subtracting the max changes nothing mathematically and avoids overflow).

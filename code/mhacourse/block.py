@@ -60,8 +60,9 @@ def layer_norm(x, gamma, beta, eps: float = 1e-5):
 
 
 def layer_norm_core(x, gamma, beta, eps: float = 1e-5):
-    """:func:`layer_norm` without input checks: what the exported cores
-    (:meth:`TransformerBlock.core`, ``bert.forward_core``) call."""
+    """``gamma * (x - mean) / sqrt(var + eps) + beta`` over the last axis, the
+    LayerNorm chapter 10 derives, with no input checks (:func:`layer_norm`
+    checks, then calls this; :func:`block_core` calls it)."""
     mean = x.mean(dim=-1, keepdim=True)  # (..., 1)
     var = x.var(dim=-1, keepdim=True, unbiased=False)  # (..., 1)
     return gamma * (x - mean) / torch.sqrt(var + eps) + beta
@@ -87,7 +88,9 @@ def feed_forward(x, W_1, b_1, W_2, b_2, activation: str = "relu"):
 
 
 def feed_forward_core(x, W_1, b_1, W_2, b_2, activation: str = "relu"):
-    """:func:`feed_forward` without input checks (for the exported cores)."""
+    """``act(x W_1 + b_1) W_2 + b_2``, the feed-forward network chapter 10
+    derives, with no input checks (:func:`feed_forward` checks, then calls
+    this). Shapes: (..., d_model) -> (..., d_ff) -> (..., d_model)."""
     return ACTIVATIONS[activation](x @ W_1 + b_1) @ W_2 + b_2
 
 

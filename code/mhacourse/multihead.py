@@ -214,9 +214,22 @@ def head_slice(W: torch.Tensor, b: torch.Tensor | None, i: int, h: int):
 
 
 def output_projection(concat: torch.Tensor, W_O: torch.Tensor, b_O=None):
-    """``Concat(head_1..head_h) W_O + b_O``: (B, L, d_model) -> (B, L, d_model)."""
+    """Checked :func:`output_projection_core`: ``Concat(head_1..head_h) W_O + b_O``,
+    (B, L, d_model) -> (B, L, d_model)."""
     _check_projection(concat, W_O, b_O)
-    return project(concat, W_O, b_O)
+    return output_projection_core(concat, W_O, b_O)
+
+
+def output_projection_core(concat: torch.Tensor, W_O: torch.Tensor, b_O=None):
+    """``Concat(head_1, ..., head_h) W_O + b_O``, the formula chapter 6
+    derives, with no input checks: every output coordinate mixes all
+    ``h * d_k`` numbers of the concatenation; ``b_O`` belongs to no head.
+
+    Shapes: ``concat`` (B, L, h*d_k), ``W_O`` (h*d_k, d_model),
+    ``b_O`` (d_model,) or ``None`` -> (B, L, d_model).
+    """
+    out = concat @ W_O  # (B, L, d_model)
+    return out if b_O is None else out + b_O
 
 
 def head_contributions(concat: torch.Tensor, W_O: torch.Tensor, h: int):
@@ -471,9 +484,9 @@ def mha_core(query, key, value, w: MHAWeights, h, mask=None, *,
     concat = merge_heads_core(heads)  # (B, L, d_model)
     if head_mask is not None:  # scale head i's output by head_mask[..., i]
         m = head_mask.to(heads.dtype)[..., None, None]  # (h, 1, 1) or (B, h, 1, 1)
-        out = project(merge_heads_core(heads * m), w.W_O, w.b_O)  # (B, L, d_model)
+        out = output_projection_core(merge_heads_core(heads * m), w.W_O, w.b_O)
     else:
-        out = project(concat, w.W_O, w.b_O)  # (B, L, d_model)
+        out = output_projection_core(concat, w.W_O, w.b_O)  # (B, L, d_model)
     return out, weights, concat
 
 

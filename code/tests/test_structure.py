@@ -7,6 +7,7 @@ fails here with its place named.
 from __future__ import annotations
 
 import ast
+import re
 from pathlib import Path
 
 PKG = Path(__file__).resolve().parents[1] / "mhacourse"
@@ -128,3 +129,50 @@ def test_no_import_circle():
         if m not in state:
             visit(m, [m])
     assert not circles, circles
+
+
+#: The core each chapter derives, shown in the chapter by ``literalinclude``:
+#: chapter -> (module file, function, lines of the formula it must show).
+CHAPTER_CORES = {
+    "01_one_head": ("attention.py", "attention_core",
+                    ["scores = scores_core(Q, K)", "weights = softmax_core(scores)"]),
+    "03_parallel_heads": ("multihead.py", "mha_core",
+                          ["split_heads_core(project(query, w.W_Q, w.b_Q), h)",
+                           "attention_core(Q, K, V, mask)"]),
+    "06_output_projection": ("multihead.py", "output_projection_core",
+                             ["concat @ W_O"]),
+    "10_transformer_block": ("block.py", "block_core",
+                             ["layer_norm_core(x + a, w.gamma_1, w.beta_1, eps)",
+                              "x = x + ffn(layer_norm_core("]),
+}
+
+
+def listings(chapter: str) -> set[tuple[str, str]]:
+    """``(file, pyobject)`` of every package listing in a chapter's source."""
+    text = (PKG.parents[1] / "chapters" / f"{chapter}.md").read_text()
+    return set(re.findall(r"```\{literalinclude\} \.\./code/mhacourse/(\S+)\n"
+                          r"(?::\w[\w-]*:.*\n)*?:pyobject: (\S+)", text))
+
+
+def chapters_named(doc: str) -> set[int]:
+    """The chapters a docstring names: ``chapter 6``, ``chapters 3 to 6``."""
+    named = {int(n) for n in re.findall(r"\bchapter (\d+)", doc)}
+    for a, b in re.findall(r"\bchapters (\d+) to (\d+)", doc):
+        named |= set(range(int(a), int(b) + 1))
+    return named
+
+
+def test_chapters_show_the_core_that_computes_their_formula():
+    """Chapters 1, 3, 6 and 10 list, with ``:pyobject:``, the core whose
+    lines compute the formula they derive; each core's docstring names its
+    chapter, and the lines the chapter explains are in it."""
+    for chapter, (file, core, lines) in CHAPTER_CORES.items():
+        assert (file, core) in listings(chapter), (chapter, core)
+        tree = ast.parse((PKG / file).read_text())
+        fn = next(n for n in tree.body
+                  if isinstance(n, ast.FunctionDef) and n.name == core)
+        doc = " ".join(ast.get_docstring(fn).split())
+        assert int(chapter[:2]) in chapters_named(doc), (core, doc)
+        source = ast.get_source_segment((PKG / file).read_text(), fn)
+        for line in lines:
+            assert line in source, (core, line)
