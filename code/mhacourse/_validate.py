@@ -320,3 +320,29 @@ def check_no_blocked_rows(mask: torch.Tensor, what: str = "the mask") -> None:
             "nothing is 0/0 = NaN. Let each query see at least one key, for "
             "example itself, or drop fully padded rows before attention."
         )
+
+
+def check_dtype(name: str, dtype) -> torch.dtype:
+    """Return ``dtype`` if it is a floating ``torch.dtype``; a string such as
+    ``'float32'`` raises with the fix ``torch.float32``."""
+    if isinstance(dtype, torch.dtype) and dtype in FLOAT_DTYPES:
+        return dtype
+    if isinstance(dtype, str) and isinstance(getattr(torch, dtype.replace(
+            "torch.", ""), None), torch.dtype):
+        fix = f" Pass torch.{dtype.replace('torch.', '')}, not the string {dtype!r}."
+    else:
+        fix = ""
+    raise InputTypeError(
+        f"{name} must be a floating torch.dtype (torch.float32, torch.float64, "
+        f"torch.float16 or torch.bfloat16); got {describe(dtype)}.{fix}")
+
+
+def check_head_index(name: str, i, h: int) -> int:
+    """Return head index ``i`` (counted from 0) if it is in 0..h-1."""
+    i = as_int(name, i, "a head index (a whole number)")
+    if not 0 <= i < h:
+        raise InputError(
+            f"{name} = {i} is not a head: with h = {h} heads, heads count from "
+            f"0 to {h - 1}" + (" (the last is h - 1, not h)" if i == h else "")
+            + ".")
+    return i

@@ -52,7 +52,9 @@ from ._validate import (
     InputTypeError,
     as_int,
     check_all_finite,
+    check_dtype,
     check_finite,
+    check_head_index,
     check_heads,
     check_ndim,
     check_positional,
@@ -64,7 +66,13 @@ from ._validate import (
     unbatched_padding_mask,
 )
 from .attention import attention_core, scaled_dot_product_attention
-from .heads import merge_heads, merge_heads_core, split_heads, split_heads_core
+from .heads import (
+    merge_heads,
+    merge_heads_core,
+    share_kv_heads,
+    split_heads,
+    split_heads_core,
+)
 from .masks import combine_masks, to_sdpa_mask
 
 #: Largest d_model the package builds weights for: 4 matrices of
@@ -250,32 +258,6 @@ def head_contributions(concat: torch.Tensor, W_O: torch.Tensor, h: int):
     return heads @ W_O_i[None]  # (B, h, L, d_model)
 
 
-def check_dtype(name: str, dtype) -> torch.dtype:
-    """Return ``dtype`` if it is a floating ``torch.dtype``; a string such as
-    ``'float32'`` raises with the fix ``torch.float32``."""
-    if isinstance(dtype, torch.dtype) and dtype in FLOAT_DTYPES:
-        return dtype
-    if isinstance(dtype, str) and isinstance(getattr(torch, dtype.replace(
-            "torch.", ""), None), torch.dtype):
-        fix = f" Pass torch.{dtype.replace('torch.', '')}, not the string {dtype!r}."
-    else:
-        fix = ""
-    raise InputTypeError(
-        f"{name} must be a floating torch.dtype (torch.float32, torch.float64, "
-        f"torch.float16 or torch.bfloat16); got {describe(dtype)}.{fix}")
-
-
-def check_head_index(name: str, i, h: int) -> int:
-    """Return head index ``i`` (counted from 0) if it is in 0..h-1."""
-    i = as_int(name, i, "a head index (a whole number)")
-    if not 0 <= i < h:
-        raise InputError(
-            f"{name} = {i} is not a head: with h = {h} heads, heads count from "
-            f"0 to {h - 1}" + (" (the last is h - 1, not h)" if i == h else "")
-            + ".")
-    return i
-
-
 def _check_projection(concat, W_O, b_O) -> None:
     check_tensor("concat", concat, min_ndim=1, legend="(..., d_model)")
     check_tensor("W_O", W_O, ndim=2, legend="(d_model, d_model)")
@@ -455,20 +437,15 @@ def mha_core(query, key, value, w: MHAWeights, h, mask=None, *,
     """Multi-head attention, the formula chapters 3 to 6 derive, with no
     input checks (:func:`multi_head_attention` checks, then calls this)::
 
-        Q, K, V = split(query W_Q + b_Q), split(key W_K + b_K), split(...)
-        head_i  = Attention(Q_i, K_(i // g), V_(i // g))        g = h / h_kv
-        out     = Concat(head_1, ..., head_h) W_O + b_O
+        head_i = Attention(X W_Q^i, X W_K^(i//g), X W_V^(i//g)),  g = h / h_kv
+        out    = Concat(head_1, ..., head_h) W_O + b_O
 
-    Every form of the layer calls it. ``h_kv``: key/value heads, shared by
-    groups of ``g`` query heads (chapter 11; ``None`` means ``h_kv = h``,
-    plain multi-head attention). ``cache``: a :class:`~mhacourse.KVCache`
-    that keeps the keys and values of earlier tokens (chapter 15); the new
-    ones are appended and the queries attend to all of them. ``head_mask``
-    (h,) or (B, h): each head's output scaled before ``W_O`` (chapter 4's
-    ablation; the ``concat`` returned is the unscaled one).
-    ``mask``: one (B or 1, h or 1, L, S) mask, as :func:`combine_masks`
-    returns, or an (L, S) one. ``h`` may be a symbolic size (no Python branch
-    on values), so one traced graph serves every h.
+    Every form of the layer calls it. Optional: ``h_kv`` key/value heads
+    (chapter 11; ``None``: ``h_kv = h``), a :class:`~mhacourse.KVCache`
+    ``cache`` the new keys and values join (chapter 15), ``head_mask`` (h,)
+    or (B, h) scaling each head before ``W_O`` (chapter 4; ``concat`` stays
+    unscaled). ``mask``: (B or 1, h or 1, L, S) or (L, S), as
+    :func:`combine_masks` returns. ``h`` may be a symbolic size.
     Returns ``(output (B, L, d_model), weights (B, h, L, S),
     concat (B, L, d_model))``.
     """
@@ -488,17 +465,6 @@ def mha_core(query, key, value, w: MHAWeights, h, mask=None, *,
     else:
         out = output_projection_core(concat, w.W_O, w.b_O)  # (B, L, d_model)
     return out, weights, concat
-
-
-def share_kv_heads(K: torch.Tensor, h) -> torch.Tensor:
-    """``h_kv`` key (or value) heads shared by ``h`` query heads: head ``j``
-    repeated for query heads ``j*g .. j*g+g-1``, ``g = h / h_kv`` (chapter 11).
-
-    Shapes: (B, h_kv, S, d_k) -> (B, h, S, d_k); a view when ``h_kv = h``.
-    """
-    B, h_kv, S, d_k = K.shape
-    K = K[:, :, None].expand(B, h_kv, h // h_kv, S, d_k)  # (B, h_kv, g, S, d_k)
-    return K.reshape(B, h, S, d_k)  # (B, h, S, d_k)
 
 
 def _linear(x: torch.Tensor, W: torch.Tensor, b: torch.Tensor | None = None):
