@@ -176,3 +176,38 @@ def test_chapters_show_the_core_that_computes_their_formula():
         source = ast.get_source_segment((PKG / file).read_text(), fn)
         for line in lines:
             assert line in source, (core, line)
+
+
+OLD_MODULES = {  # old import path -> (where it now lives, a name it holds)
+    "mhacourse.checks_new_topics": ("mhacourse.checks", "check_batch_mask"),
+    "mhacourse.checks.ch01_one_head": ("mhacourse.checks.one_head", "check_attention"),
+    "mhacourse.checks.ch02_03_heads": ("mhacourse.checks.heads", "check_multi_head"),
+    "mhacourse.checks.ch04_what_heads_learn": ("mhacourse.checks.head_patterns",
+                                               "check_row_entropy"),
+    "mhacourse.checks.ch05_07_concat_output_cost": ("mhacourse.checks.concat_output",
+                                                    "check_merge_heads"),
+    "mhacourse.checks.ch08_09_heads_speed": ("mhacourse.checks.rank_speed",
+                                             "check_score_rank"),
+    "mhacourse.checks.ch10_11_block_beyond": ("mhacourse.checks.block",
+                                              "check_layer_norm"),
+}
+
+
+def test_old_checker_paths_work_and_say_where_they_went():
+    """The checkers moved to modules named by concept; the old paths still
+    import, give the same functions, and warn once with the new path."""
+    import importlib
+    import sys
+    import warnings
+
+    for old, (new, name) in OLD_MODULES.items():
+        sys.modules.pop(old, None)
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            module = importlib.import_module(old)
+        messages = [str(w.message) for w in caught
+                    if issubclass(w.category, DeprecationWarning)]
+        assert messages == [f"{old} is now {new}"] or (
+            old.endswith("new_topics") and len(messages) == 1
+            and messages[0].startswith(f"{old} is now {new}")), messages
+        assert getattr(module, name) is getattr(importlib.import_module(new), name)

@@ -1,19 +1,14 @@
-"""Checkers for the exercises of chapters 12-15 (masks in batches,
-positions, cross-attention, the key/value cache). Like
-:mod:`mhacourse.checks`, each runs the learner's function on fixed inputs,
-compares it with the package's answer and the usual mistakes, and returns a
-:class:`~mhacourse.checks.Verdict` that names the mistake. Pure computation.
-"""
+"""Chapters 12 to 15's checkers: masks in batches, positions,
+cross-attention, the key/value cache (sequences as real models meet them)."""
 from __future__ import annotations
 
 import math
 
 import torch
 
-from .batching import batch_mask
-from .checks import Verdict
-from .checks._verdict import _call as _run  # the learner's function, run once
-from .positions import sinusoidal_positions
+from ..batching import batch_mask
+from ..positions import sinusoidal_positions
+from ._verdict import Verdict, _call, _verdicts
 
 
 def _as_bool_mask(got, B: int, L: int):
@@ -32,6 +27,7 @@ def _as_bool_mask(got, B: int, L: int):
     return got, None
 
 
+@_verdicts
 def check_batch_mask(fn) -> Verdict:
     """Check ``fn(lengths, L, causal) -> mask`` (B, 1, L, L), True = blocked:
     padding keys blocked, and with ``causal=True`` every later key too.
@@ -44,7 +40,7 @@ def check_batch_mask(fn) -> Verdict:
     lengths, L = torch.tensor([3, 5, 2]), 5
     B = len(lengths)
     for causal in (False, True):
-        got, err = _run(fn, lengths.clone(), L, causal)
+        got, err = _call(fn, lengths.clone(), L, causal)
         if err is not None:
             return err
         got, err = _as_bool_mask(got, B, L)
@@ -94,6 +90,7 @@ def check_batch_mask(fn) -> Verdict:
                          "with causal=True every later key as well.")
 
 
+@_verdicts
 def check_sinusoidal(fn) -> Verdict:
     """Check ``fn(L, d_model) -> (L, d_model)`` is the 2017 paper's table,
     ``PE[t, 2i] = sin(t / 10000^(2i/d))``, ``PE[t, 2i+1] = cos(...)``.
@@ -103,7 +100,7 @@ def check_sinusoidal(fn) -> Verdict:
     ``2i/d``, a missing minus (frequencies growing with i), a wrong shape.
     """
     L, d = 12, 8
-    got, err = _run(fn, L, d)
+    got, err = _call(fn, L, d)
     if err is not None:
         return err
     if not isinstance(got, torch.Tensor):
@@ -146,6 +143,7 @@ def check_sinusoidal(fn) -> Verdict:
                           "10000^(2i/d_model)).")
 
 
+@_verdicts
 def check_cross_attention(fn) -> Verdict:
     """Check ``fn(Y, M, W_Q, W_K, W_V) -> (output, weights)`` is one head of
     cross-attention: queries from ``Y`` (L, d), keys and values from ``M``
@@ -161,7 +159,7 @@ def check_cross_attention(fn) -> Verdict:
     M = torch.randn(S, d, generator=g, dtype=torch.float64)
     W_Q, W_K, W_V = (torch.randn(d, d_k, generator=g, dtype=torch.float64)
                      for _ in range(3))
-    got, err = _run(fn, Y, M, W_Q, W_K, W_V)
+    got, err = _call(fn, Y, M, W_Q, W_K, W_V)
     if err is not None:
         return err
     if not (isinstance(got, tuple) and len(got) == 2
@@ -207,6 +205,7 @@ def check_cross_attention(fn) -> Verdict:
                          "the encoder's output, weights (L, S).")
 
 
+@_verdicts
 def check_cached_step(fn) -> Verdict:
     """Check ``fn(q, k, v, K, V) -> (out, K_all, V_all)``: one decoding step of
     one head with a key/value cache. ``q``, ``k``, ``v`` (1, d) are the new
@@ -221,7 +220,7 @@ def check_cached_step(fn) -> Verdict:
     t, d = 5, 4
     K, V = (torch.randn(t, d, generator=g, dtype=torch.float64) for _ in range(2))
     q, k, v = (torch.randn(1, d, generator=g, dtype=torch.float64) for _ in range(3))
-    got, err = _run(fn, q, k, v, K.clone(), V.clone())
+    got, err = _call(fn, q, k, v, K.clone(), V.clone())
     if err is not None:
         return err
     if not (isinstance(got, tuple) and len(got) == 3
