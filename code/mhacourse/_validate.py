@@ -21,118 +21,31 @@ Rules the checks enforce (the API page lists them with examples):
 """
 from __future__ import annotations
 
-import math
-import numbers
 import weakref
 from typing import Sequence
 
-import numpy as np
 import torch
 
-#: A float mask value at or below this blocks a key (BERT's old -10000; a
-#: dtype's most negative number; -inf).
-BLOCKED_AT = -1e4
+from ._errors import (  # noqa: F401 - the checks that need no torch, named here too
+    BLOCKED_AT,
+    HF_MASK_FIX,
+    InputError,
+    InputFileError,
+    InputTypeError,
+    _dtype_name,
+    as_int,
+    check_float_mask_values,
+    check_heads,
+    check_mask_dtype,
+    check_ndim,
+    check_positional,
+    check_positive_int,
+    check_same_batching,
+    describe,
+    refuse_blocked_rows,
+)
 
 FLOAT_DTYPES = (torch.float16, torch.bfloat16, torch.float32, torch.float64)
-
-HF_MASK_FIX = ("pass a bool mask, True = blocked (`mask.bool()`); a Hugging "
-               "Face attention_mask has 1 = keep, so pass "
-               "`~attention_mask.bool()`")
-
-
-class InputError(ValueError):
-    """Bad input to an ``mhacourse`` function.
-
-    The message names the argument, what was given, what is allowed and the
-    likely fix. A ``ValueError``, so ``except ValueError`` catches it.
-    """
-
-
-class InputTypeError(InputError, TypeError):
-    """An argument of the wrong type (a list where a tensor is needed, a string
-    where a number is). Both an :class:`InputError` and a ``TypeError``."""
-
-
-class InputFileError(InputError, FileNotFoundError):
-    """A path argument that names no such file or folder. Both an
-    :class:`InputError` and a ``FileNotFoundError``."""
-
-
-def describe(value) -> str:
-    """A short description of ``value`` for a message: its type name first
-    (``ndarray``, ``list``, ``str``), then its dtype and shape or its value."""
-    if value is None:
-        return "None"
-    if isinstance(value, torch.Tensor):
-        return (f"Tensor ({str(value.dtype).replace('torch.', '')}, "
-                f"shape {tuple(value.shape)})")
-    if isinstance(value, np.ndarray):
-        return f"ndarray ({value.dtype}, shape {value.shape})"
-    text = repr(value)
-    if len(text) > 40:
-        text = text[:37] + "..."
-    return f"{type(value).__name__} {text}"
-
-
-def _dtype_name(dtype) -> str:
-    return str(dtype).replace("torch.", "")
-
-
-def as_int(name: str, value, what: str = "a whole number") -> int:
-    """``value`` as an ``int``: Python, NumPy and 0-d torch integers are
-    accepted; bools, floats, strings and the rest raise :class:`InputTypeError`."""
-    if isinstance(value, torch.Tensor) and value.ndim == 0 and not (
-            value.is_floating_point() or value.is_complex()
-            or value.dtype == torch.bool):
-        return int(value)
-    if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Integral):
-        fix = ""
-        if isinstance(value, float) and math.isfinite(value) and value == int(value):
-            fix = f" Write {int(value)} (an int), not {value!r}."
-        elif isinstance(value, str) and value.strip().lstrip("-").isdigit():
-            fix = f" Write {value.strip()} without quotes."
-        raise InputTypeError(
-            f"{name} must be {what}; got {describe(value)}.{fix}")
-    return int(value)
-
-
-def check_positive_int(name: str, value, at_most: int | None = None,
-                       why: str = "") -> int:
-    """Return ``value`` as an ``int`` if it is a positive whole number (at
-    most ``at_most``, for ``why``), else raise :class:`InputError`."""
-    n = as_int(name, value, "a positive integer")
-    if n <= 0:
-        raise InputError(f"{name} must be a positive integer; got {value!r}. "
-                         "Use 1 or more.")
-    if at_most is not None and n > at_most:
-        raise InputError(f"{name} = {n} is too large: at most {at_most}"
-                         + (f" ({why})" if why else "") + ".")
-    return n
-
-
-def check_heads(d_model: int, h: int) -> int:
-    """Check ``h`` heads can split ``d_model``; return ``d_k = d_model // h``."""
-    d_model = check_positive_int("d_model", d_model)
-    h = check_positive_int("h (num_heads)", h)
-    if d_model % h != 0:
-        divisors = [n for n in range(1, min(d_model, 10**6) + 1) if d_model % n == 0]
-        shown = ", ".join(map(str, divisors[:12]))
-        more = ", ..." if len(divisors) > 12 else ""
-        raise InputError(
-            f"h = {h} heads cannot split d_model = {d_model} evenly "
-            f"(d_model / h = {d_model / h:.3g} is not a whole number). "
-            f"Allowed head counts for d_model = {d_model}: {shown}{more}."
-        )
-    return d_model // h
-
-
-def check_ndim(name: str, shape: Sequence[int], ndim: int, legend: str) -> None:
-    """Raise if ``shape`` does not have ``ndim`` axes (``legend`` names them)."""
-    if len(shape) != ndim:
-        raise InputError(
-            f"{name} must have {ndim} axes {legend}; got shape {tuple(shape)}."
-        )
-
 
 def check_tensor(name: str, value, *, ndim: int | Sequence[int] | None = None,
                  min_ndim: int | None = None, legend: str = "",
@@ -246,45 +159,11 @@ def check_mask(name: str, mask) -> torch.Tensor:
             f"mc.padding_mask(lengths, S), or torch.as_tensor({name}, dtype=torch.bool).")
     if mask.dtype == torch.bool:
         return mask
-    if mask.dtype not in FLOAT_DTYPES:
-        raise InputError(f"{name} is {_dtype_name(mask.dtype)}: {HF_MASK_FIX}.")
+    check_mask_dtype(name, _dtype_name(mask.dtype), mask.dtype in FLOAT_DTYPES)
     m = mask.detach()
-    if bool(torch.isnan(m).any()) or bool(torch.isposinf(m).any()):
-        raise InputError(
-            f"{name} holds NaN or +inf: a float mask is added to the scores, "
-            "0 = keep, -inf = blocked. Or pass a bool mask, True = blocked.")
-    if m.numel() and bool(((m == 0) | (m == 1)).all()) and bool((m == 1).any()):
-        raise InputError(
-            f"{name} is a float mask of 0 and 1: it would add 1 to some scores "
-            f"instead of blocking keys. A float mask is additive (0 = keep, "
-            f"-inf = blocked); for a 0/1 mask {HF_MASK_FIX}.")
-    if m.numel() and bool(((m == 0) | (m == -1)).all()) and bool((m == -1).any()):
-        raise InputError(
-            f"{name} is a float mask of 0 and -1: subtracting 1 from a score "
-            "does not block its key. Use -inf to block "
-            "(`mask.masked_fill(mask == -1, float('-inf'))`), or a bool mask, "
-            "True = blocked.")
+    check_float_mask_values(name, m, bool(torch.isnan(m).any())
+                            or bool(torch.isposinf(m).any()))
     return mask
-
-
-def check_positional(name: str, n_positional: int, n_given: int) -> None:
-    """Every form of the layer takes ``(query, key, value, w, h)`` (GQA:
-    ``h_kv`` too) by position and the rest by name; say so when more are given."""
-    if n_given > n_positional:
-        raise InputTypeError(
-            f"{name} takes {n_positional} positional arguments but {n_given} "
-            "were given: name the rest, e.g. attn_mask=mask (after h, every "
-            "argument is keyword-only).")
-
-
-def check_same_batching(query, key, value) -> None:
-    """``query``, ``key``, ``value`` (tensors or arrays) all batched
-    (B, tokens, d_model) or all unbatched (tokens, d_model)."""
-    if len({t.ndim for t in (query, key, value)}) > 1:
-        raise InputError(
-            "query, key and value must all be batched (B, tokens, d_model) "
-            "or all unbatched (tokens, d_model); got shapes "
-            f"{tuple(query.shape)}, {tuple(key.shape)}, {tuple(value.shape)}.")
 
 
 def unbatched_padding_mask(key_padding_mask) -> torch.Tensor:
@@ -314,12 +193,7 @@ def check_no_blocked_rows(mask: torch.Tensor, what: str = "the mask") -> None:
     full = blocked(mask).all(dim=-1)  # (..., L)
     if bool(full.any()):
         where = [tuple(int(i) for i in ix) for ix in full.nonzero()[:3]]
-        raise InputError(
-            f"{what} blocks every key for query position(s) (index ..., query) "
-            f"{where}{' ...' if int(full.sum()) > 3 else ''}: softmax over "
-            "nothing is 0/0 = NaN. Let each query see at least one key, for "
-            "example itself, or drop fully padded rows before attention."
-        )
+        refuse_blocked_rows(where, int(full.sum()), what)
 
 
 def check_dtype(name: str, dtype) -> torch.dtype:

@@ -16,7 +16,6 @@ norm_first=pre_ln, batch_first=True, dropout=0)``.
 """
 from __future__ import annotations
 
-import numbers
 from dataclasses import dataclass
 
 import numpy as np
@@ -24,6 +23,7 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
+from ._errors import BLOCK_PARAMS, check_eps
 from ._validate import (
     InputError,
     InputTypeError,
@@ -47,8 +47,6 @@ from .multihead import (
 )
 
 ACTIVATIONS = {"relu": F.relu, "gelu": F.gelu}
-#: The block's weights besides the attention's, in the course's layout (``x @ W_1``).
-BLOCK_PARAMS = ("W_1", "b_1", "W_2", "b_2", "gamma_1", "beta_1", "gamma_2", "beta_2")
 
 
 def layer_norm(x, gamma, beta, eps: float = 1e-5):
@@ -303,16 +301,6 @@ def check_activation(activation) -> None:
     if not isinstance(activation, str) or activation not in ACTIVATIONS:
         raise InputError(f"activation must be one of {sorted(ACTIVATIONS)}; "
                          f"got {activation!r}.")
-
-
-def check_eps(eps) -> None:
-    """``eps`` must be a positive real number (it keeps sqrt(var + eps) > 0)."""
-    if isinstance(eps, (bool, np.bool_)) or not isinstance(eps, numbers.Real):
-        raise InputTypeError(f"eps must be a small positive number such as "
-                             f"1e-5; got {describe(eps)}.")
-    if not 0 < eps < float("inf"):
-        raise InputError(f"eps must be a small positive number such as 1e-5 "
-                         f"(it keeps sqrt(var + eps) above 0); got {eps!r}.")
 
 
 def _check_params(x, **params) -> None:

@@ -131,6 +131,24 @@ def test_no_import_circle():
     assert not circles, circles
 
 
+def test_numpy_twin_imports_no_torch():
+    """:mod:`mhacourse.reference_np` is the framework-free copy: neither it
+    nor any package module it imports imports torch."""
+    known = modules()
+    seen, todo = set(), ["mhacourse.reference_np"]
+    while todo:
+        m = todo.pop()
+        if m in seen:
+            continue
+        seen.add(m)
+        tree = ast.parse(known[m].read_text())
+        torch_imports = [ast.unparse(n) for n in ast.walk(tree)
+                         if isinstance(n, (ast.Import, ast.ImportFrom))
+                         and "torch" in ast.unparse(n).split()[1].split(".")]
+        assert not torch_imports, (m, torch_imports)
+        todo += [t for t in imports(known[m], m) if t != "mhacourse"]
+
+
 #: The core each chapter derives, shown in the chapter by ``literalinclude``:
 #: chapter -> (module file, function, lines of the formula it must show).
 CHAPTER_CORES = {
