@@ -67,7 +67,6 @@ from ._validate import (
 )
 from .attention import attention_core, scaled_dot_product_attention
 from .heads import (
-    merge_heads,
     merge_heads_core,
     share_kv_heads,
     split_heads,
@@ -503,16 +502,16 @@ def multi_head_attention_fast(
     S = key.shape[1]
     mask = combine_masks(attn_mask, key_padding_mask, B, h, L, S)  # or None
     # each projection is one GEMM with the bias inside (_linear)
-    Q = split_heads(_linear(query, w.W_Q, w.b_Q), h)  # (B, h, L, d_k), a view
-    K = split_heads(_linear(key, w.W_K, w.b_K), h)  # (B, h, S, d_k), a view
-    V = split_heads(_linear(value, w.W_V, w.b_V), h)  # (B, h, S, d_k), a view
+    Q = split_heads_core(_linear(query, w.W_Q, w.b_Q), h)  # (B, h, L, d_k), a view
+    K = split_heads_core(_linear(key, w.W_K, w.b_K), h)  # (B, h, S, d_k), a view
+    V = split_heads_core(_linear(value, w.W_V, w.b_V), h)  # (B, h, S, d_k), a view
     sdpa_mask = None if mask is None else to_sdpa_mask(mask)
     if sdpa_mask is not None and sdpa_mask.is_floating_point():
         sdpa_mask = sdpa_mask.to(Q.dtype)  # the fused kernel wants one dtype
     heads = F.scaled_dot_product_attention(Q, K, V, attn_mask=sdpa_mask)
     # heads: (B, h, L, d_k); the CPU kernel stores it as (B, L, h, d_k), like
-    # Q, so merge_heads is a view, not a copy
-    return _linear(merge_heads(heads), w.W_O, w.b_O), None  # (B, L, d_model)
+    # Q, so merge_heads_core is a view, not a copy
+    return _linear(merge_heads_core(heads), w.W_O, w.b_O), None  # (B, L, d_model)
 
 
 def from_torch(mha: nn.MultiheadAttention) -> MHAWeights:
