@@ -229,3 +229,22 @@ def test_old_checker_paths_work_and_say_where_they_went():
             old.endswith("new_topics") and len(messages) == 1
             and messages[0].startswith(f"{old} is now {new}")), messages
         assert getattr(module, name) is getattr(importlib.import_module(new), name)
+
+
+def test_the_explorer_models_are_listed_once():
+    """The grid of explorer models is written in :mod:`mhacourse.catalogue`
+    only: the explorer, the browser export and the training script assign
+    those names from it, never from a literal."""
+    grid_names = {"GRID_H", "GRID_DK", "GRID_D_K", "BUDGET_H", "BUDGET_D_MODEL",
+                  "WIDE_H", "WIDE_DK", "BUDGET_CELLS"}
+    files = [PKG / "explorer.py", PKG / "web_export.py",
+             PKG.parents[1] / "scripts" / "train_tiny_models.py"]
+    for path in files:
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.Assign):
+                names = {t.id for t in ast.walk(node) if isinstance(t, ast.Name)
+                         and isinstance(t.ctx, ast.Store)}
+                literal = any(isinstance(n, ast.Constant) and isinstance(n.value, int)
+                              for n in ast.walk(node.value))
+                assert not (names & grid_names and literal), (
+                    path.name, ast.unparse(node))
