@@ -194,7 +194,8 @@ def check_attention_inputs(Q, K, V, mask=None, allow_nonfinite: bool = False):
 def attention_core(Q, K, V, mask=None, dropout=None):
     """``softmax(Q K^T / sqrt(d_k) + mask) V``, the formula chapter 1 derives,
     with no input checks (:func:`scaled_dot_product_attention` checks, then
-    calls this). Every form of attention in the package calls it.
+    calls this). Every form of attention in the package calls it, except
+    the fused fast path (PyTorch's kernel), which is tested against it.
 
     ``dropout``: ``None``, or a function applied to the weights before they
     meet ``V`` (:func:`mhacourse.batching.attention_with_dropout`).

@@ -439,7 +439,8 @@ def mha_core(query, key, value, w: MHAWeights, h, mask=None, *,
         head_i = Attention(X W_Q^i, X W_K^(i//g), X W_V^(i//g)),  g = h / h_kv
         out    = Concat(head_1, ..., head_h) W_O + b_O
 
-    Every form of the layer calls it. Optional: ``h_kv`` key/value heads
+    Every form of the layer calls it but the loop (the teaching form) and
+    the fused fast path, which the tests compare with it. Optional: ``h_kv`` key/value heads
     (chapter 11; ``None``: ``h_kv = h``), a :class:`~mhacourse.KVCache`
     ``cache`` the new keys and values join (chapter 15), ``head_mask`` (h,)
     or (B, h) scaling each head before ``W_O`` (chapter 4; ``concat`` stays
