@@ -23,7 +23,8 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from ._errors import BLOCK_PARAMS, check_eps
+from ._errors import BLOCK_PARAMS as _BLOCK_PARAMS
+from ._errors import check_eps
 from ._validate import (
     InputError,
     InputTypeError,
@@ -47,6 +48,9 @@ from .multihead import (
 )
 
 ACTIVATIONS = {"relu": F.relu, "gelu": F.gelu}
+#: The block's weights besides the attention's, in the course's layout
+#: (``x @ W_1``); written once, in ``mhacourse._errors``, for the NumPy twin too.
+BLOCK_PARAMS = _BLOCK_PARAMS
 
 
 def layer_norm(x, gamma, beta, eps: float = 1e-5):
