@@ -428,7 +428,8 @@ def layer_core(x: torch.Tensor, layer: BertLayer, h: int, eps: float,
                mask: torch.Tensor | None = None,
                head_mask: torch.Tensor | None = None):
     """:func:`bert_layer` without input checks (for ``torch.onnx.export``):
-    the post-LN, GELU :func:`~mhacourse.block.block_core`. ``mask`` is one
+    the post-LN, GELU :func:`~mhacourse.block.block_core` of chapter 10,
+    which chapter 4 runs on MiniLM's trained weights. ``mask`` is one
     (B, 1, 1, L) padding mask or ``None``, ``head_mask`` (h,) or ``None``.
     Returns ``(x, weights, concat)``."""
     return block_core(x, layer, h, mask, pre_ln=False, activation="gelu",
