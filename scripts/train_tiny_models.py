@@ -34,18 +34,19 @@ from pathlib import Path
 
 import torch
 
-from mhacourse import tasks
+from mhacourse import catalogue, tasks
 from mhacourse import tiny_model as tm
 
 ROOT = Path(__file__).resolve().parents[1]
 OUT = ROOT / "assets" / "models"
 
-GRID_H = (1, 2, 4, 8)
-GRID_D_K = (8, 16, 32)
-# The explorer's "same budget" mode: d_model = 64 cut into h = 1, 2, 4, 8, 16
-# heads; these two cells are not in the grid above.
-BUDGET_CELLS = ((1, 64), (16, 4))
-SEED = 0  # the grid's one seed (initialisation and training batches)
+# The cells, names and seed are mhacourse.catalogue's: the grid, plus the
+# cells of the explorer's "same budget" row (d_model = 64 cut into h = 1, 2,
+# 4, 8, 16 heads) that are not in the grid.
+GRID_H, GRID_D_K = catalogue.GRID_H, catalogue.GRID_DK
+BUDGET_CELLS = tuple(c for c in catalogue.budget_cells()
+                     if c not in catalogue.grid_cells())
+SEED = catalogue.SEED  # the grid's one seed (initialisation and training batches)
 # Steps per d_model: small models need more steps and cost less per step;
 # chosen so the grid takes about 5 minutes on one core.
 GRID_STEPS = {8: 1500, 16: 1500, 32: 1200, 64: 800, 128: 500, 256: 400}
@@ -87,7 +88,7 @@ def run_grid(out: Path, quick: bool, cells=None) -> dict:
     :data:`BUDGET_CELLS` (a small grid with ``quick``)."""
     if cells is None:
         cells = ([(h, 8) for h in (1, 2)] if quick else
-                 [(h, d_k) for h in GRID_H for d_k in GRID_D_K] + list(BUDGET_CELLS))
+                 catalogue.grid_cells() + list(BUDGET_CELLS))
     data = tm.heldout()
     models, t_start, c_start = [], time.perf_counter(), time.process_time()
     for h, d_k in cells:

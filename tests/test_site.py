@@ -2,6 +2,7 @@
 Chromium, with every request that leaves the site blocked."""
 from __future__ import annotations
 
+import html as html_lib
 import re
 from urllib.parse import parse_qs, unquote, urlparse
 
@@ -339,3 +340,29 @@ def test_chapter_page_is_at_most_16_screens(site, page):
     screens = document_screens(browser)  # the site fixture's viewport is 1280 x 900
     bound = STILL_LONG.get(page, MAX_SCREENS)
     assert screens <= bound, f"{page} is {screens:.1f} screens long at 1280 x 900 (bound {bound})"
+
+
+#: The core whose lines compute each chapter's formula, and lines of it the
+#: built page must show (code/tests/test_structure.py checks the sources).
+CHAPTER_CORES = {
+    "chapters/01_one_head.html": ["def attention_core(",
+                                  "weights = softmax_core(scores)"],
+    "chapters/03_parallel_heads.html": ["def mha_core(",
+                                        "split_heads_core(project(query, w.W_Q, w.b_Q), h)",
+                                        "attention_core(Q, K, V, mask)"],
+    "chapters/06_output_projection.html": ["def output_projection_core(",
+                                           "concat @ W_O"],
+    "chapters/10_transformer_block.html": ["def block_core(",
+                                           "x = x + ffn(layer_norm_core("],
+}
+
+
+@pytest.mark.parametrize("page", sorted(CHAPTER_CORES))
+def test_chapter_page_shows_the_core_of_its_formula(page):
+    """The package listing on the page holds the lines that compute the
+    chapter's formula, not only a checked wrapper that calls them."""
+    if not (SITE / page).exists():
+        pytest.skip("the site is not built: run `make book` first")
+    text = html_lib.unescape(re.sub(r"<[^>]+>", "", html(page)))
+    for line in CHAPTER_CORES[page]:
+        assert line in text, f"{page} does not show {line!r}"

@@ -29,8 +29,8 @@ Models and analysis:
 
 Teaching (math <- plotting <- widgets):
 
-- :mod:`mhacourse.checks`, :mod:`mhacourse.checks_new_topics` — exercise
-  checkers that say what is wrong
+- :mod:`mhacourse.checks` — exercise checkers that say what is wrong, one
+  module per concept
 - :mod:`mhacourse.plotting` (one module per kind of picture),
   :mod:`mhacourse.plotting_html` — figures and HTML heatmaps
 - :mod:`mhacourse.widgets` — controls wired to the plotting functions

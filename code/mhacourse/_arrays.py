@@ -4,7 +4,8 @@ plotting modules and the exercise checkers use.
 from __future__ import annotations
 
 import numpy as np
-import torch
+
+from ._errors import is_tensor
 
 
 def to_numpy(a, dtype=np.float64) -> np.ndarray:
@@ -16,9 +17,9 @@ def to_numpy(a, dtype=np.float64) -> np.ndarray:
     ``dtype=None`` keeps the tensor's own dtype (bfloat16, which NumPy lacks,
     becomes float32).
     """
-    if isinstance(a, torch.Tensor):
+    if is_tensor(a):  # told without importing torch (the NumPy twin needs none)
         a = a.detach().cpu()
-        if a.dtype == torch.bfloat16:
+        if str(a.dtype) == "torch.bfloat16":
             a = a.float()  # exact: bfloat16 is float32 with a shorter mantissa
         a = a.numpy()
     return np.asarray(a, dtype=dtype)

@@ -21,121 +21,31 @@ Rules the checks enforce (the API page lists them with examples):
 """
 from __future__ import annotations
 
-import math
-import numbers
 import weakref
-from typing import TYPE_CHECKING, Sequence
+from typing import Sequence
 
-import numpy as np
 import torch
 
-if TYPE_CHECKING:  # the annotation only; bert_weights imports this module
-    from .bert_weights import Bert
-
-#: A float mask value at or below this blocks a key (BERT's old -10000; a
-#: dtype's most negative number; -inf).
-BLOCKED_AT = -1e4
+from ._errors import (  # noqa: F401 - the checks that need no torch, named here too
+    BLOCKED_AT,
+    HF_MASK_FIX,
+    InputError,
+    InputFileError,
+    InputTypeError,
+    _dtype_name,
+    as_int,
+    check_float_mask_values,
+    check_heads,
+    check_mask_dtype,
+    check_ndim,
+    check_positional,
+    check_positive_int,
+    check_same_batching,
+    describe,
+    refuse_blocked_rows,
+)
 
 FLOAT_DTYPES = (torch.float16, torch.bfloat16, torch.float32, torch.float64)
-
-HF_MASK_FIX = ("pass a bool mask, True = blocked (`mask.bool()`); a Hugging "
-               "Face attention_mask has 1 = keep, so pass "
-               "`~attention_mask.bool()`")
-
-
-class InputError(ValueError):
-    """Bad input to an ``mhacourse`` function.
-
-    The message names the argument, what was given, what is allowed and the
-    likely fix. A ``ValueError``, so ``except ValueError`` catches it.
-    """
-
-
-class InputTypeError(InputError, TypeError):
-    """An argument of the wrong type (a list where a tensor is needed, a string
-    where a number is). Both an :class:`InputError` and a ``TypeError``."""
-
-
-class InputFileError(InputError, FileNotFoundError):
-    """A path argument that names no such file or folder. Both an
-    :class:`InputError` and a ``FileNotFoundError``."""
-
-
-def describe(value) -> str:
-    """A short description of ``value`` for a message: its type name first
-    (``ndarray``, ``list``, ``str``), then its dtype and shape or its value."""
-    if value is None:
-        return "None"
-    if isinstance(value, torch.Tensor):
-        return (f"Tensor ({str(value.dtype).replace('torch.', '')}, "
-                f"shape {tuple(value.shape)})")
-    if isinstance(value, np.ndarray):
-        return f"ndarray ({value.dtype}, shape {value.shape})"
-    text = repr(value)
-    if len(text) > 40:
-        text = text[:37] + "..."
-    return f"{type(value).__name__} {text}"
-
-
-def _dtype_name(dtype) -> str:
-    return str(dtype).replace("torch.", "")
-
-
-def as_int(name: str, value, what: str = "a whole number") -> int:
-    """``value`` as an ``int``: Python, NumPy and 0-d torch integers are
-    accepted; bools, floats, strings and the rest raise :class:`InputTypeError`."""
-    if isinstance(value, torch.Tensor) and value.ndim == 0 and not (
-            value.is_floating_point() or value.is_complex()
-            or value.dtype == torch.bool):
-        return int(value)
-    if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Integral):
-        fix = ""
-        if isinstance(value, float) and math.isfinite(value) and value == int(value):
-            fix = f" Write {int(value)} (an int), not {value!r}."
-        elif isinstance(value, str) and value.strip().lstrip("-").isdigit():
-            fix = f" Write {value.strip()} without quotes."
-        raise InputTypeError(
-            f"{name} must be {what}; got {describe(value)}.{fix}")
-    return int(value)
-
-
-def check_positive_int(name: str, value, at_most: int | None = None,
-                       why: str = "") -> int:
-    """Return ``value`` as an ``int`` if it is a positive whole number (at
-    most ``at_most``, for ``why``), else raise :class:`InputError`."""
-    n = as_int(name, value, "a positive integer")
-    if n <= 0:
-        raise InputError(f"{name} must be a positive integer; got {value!r}. "
-                         "Use 1 or more.")
-    if at_most is not None and n > at_most:
-        raise InputError(f"{name} = {n} is too large: at most {at_most}"
-                         + (f" ({why})" if why else "") + ".")
-    return n
-
-
-def check_heads(d_model: int, h: int) -> int:
-    """Check ``h`` heads can split ``d_model``; return ``d_k = d_model // h``."""
-    d_model = check_positive_int("d_model", d_model)
-    h = check_positive_int("h (num_heads)", h)
-    if d_model % h != 0:
-        divisors = [n for n in range(1, min(d_model, 10**6) + 1) if d_model % n == 0]
-        shown = ", ".join(map(str, divisors[:12]))
-        more = ", ..." if len(divisors) > 12 else ""
-        raise InputError(
-            f"h = {h} heads cannot split d_model = {d_model} evenly "
-            f"(d_model / h = {d_model / h:.3g} is not a whole number). "
-            f"Allowed head counts for d_model = {d_model}: {shown}{more}."
-        )
-    return d_model // h
-
-
-def check_ndim(name: str, shape: Sequence[int], ndim: int, legend: str) -> None:
-    """Raise if ``shape`` does not have ``ndim`` axes (``legend`` names them)."""
-    if len(shape) != ndim:
-        raise InputError(
-            f"{name} must have {ndim} axes {legend}; got shape {tuple(shape)}."
-        )
-
 
 def check_tensor(name: str, value, *, ndim: int | Sequence[int] | None = None,
                  min_ndim: int | None = None, legend: str = "",
@@ -249,45 +159,11 @@ def check_mask(name: str, mask) -> torch.Tensor:
             f"mc.padding_mask(lengths, S), or torch.as_tensor({name}, dtype=torch.bool).")
     if mask.dtype == torch.bool:
         return mask
-    if mask.dtype not in FLOAT_DTYPES:
-        raise InputError(f"{name} is {_dtype_name(mask.dtype)}: {HF_MASK_FIX}.")
+    check_mask_dtype(name, _dtype_name(mask.dtype), mask.dtype in FLOAT_DTYPES)
     m = mask.detach()
-    if bool(torch.isnan(m).any()) or bool(torch.isposinf(m).any()):
-        raise InputError(
-            f"{name} holds NaN or +inf: a float mask is added to the scores, "
-            "0 = keep, -inf = blocked. Or pass a bool mask, True = blocked.")
-    if m.numel() and bool(((m == 0) | (m == 1)).all()) and bool((m == 1).any()):
-        raise InputError(
-            f"{name} is a float mask of 0 and 1: it would add 1 to some scores "
-            f"instead of blocking keys. A float mask is additive (0 = keep, "
-            f"-inf = blocked); for a 0/1 mask {HF_MASK_FIX}.")
-    if m.numel() and bool(((m == 0) | (m == -1)).all()) and bool((m == -1).any()):
-        raise InputError(
-            f"{name} is a float mask of 0 and -1: subtracting 1 from a score "
-            "does not block its key. Use -inf to block "
-            "(`mask.masked_fill(mask == -1, float('-inf'))`), or a bool mask, "
-            "True = blocked.")
+    check_float_mask_values(name, m, bool(torch.isnan(m).any())
+                            or bool(torch.isposinf(m).any()))
     return mask
-
-
-def check_positional(name: str, n_positional: int, n_given: int) -> None:
-    """Every form of the layer takes ``(query, key, value, w, h)`` (GQA:
-    ``h_kv`` too) by position and the rest by name; say so when more are given."""
-    if n_given > n_positional:
-        raise InputTypeError(
-            f"{name} takes {n_positional} positional arguments but {n_given} "
-            "were given: name the rest, e.g. attn_mask=mask (after h, every "
-            "argument is keyword-only).")
-
-
-def check_same_batching(query, key, value) -> None:
-    """``query``, ``key``, ``value`` (tensors or arrays) all batched
-    (B, tokens, d_model) or all unbatched (tokens, d_model)."""
-    if len({t.ndim for t in (query, key, value)}) > 1:
-        raise InputError(
-            "query, key and value must all be batched (B, tokens, d_model) "
-            "or all unbatched (tokens, d_model); got shapes "
-            f"{tuple(query.shape)}, {tuple(key.shape)}, {tuple(value.shape)}.")
 
 
 def unbatched_padding_mask(key_padding_mask) -> torch.Tensor:
@@ -317,107 +193,30 @@ def check_no_blocked_rows(mask: torch.Tensor, what: str = "the mask") -> None:
     full = blocked(mask).all(dim=-1)  # (..., L)
     if bool(full.any()):
         where = [tuple(int(i) for i in ix) for ix in full.nonzero()[:3]]
+        refuse_blocked_rows(where, int(full.sum()), what)
+
+
+def check_dtype(name: str, dtype) -> torch.dtype:
+    """Return ``dtype`` if it is a floating ``torch.dtype``; a string such as
+    ``'float32'`` raises with the fix ``torch.float32``."""
+    if isinstance(dtype, torch.dtype) and dtype in FLOAT_DTYPES:
+        return dtype
+    if isinstance(dtype, str) and isinstance(getattr(torch, dtype.replace(
+            "torch.", ""), None), torch.dtype):
+        fix = f" Pass torch.{dtype.replace('torch.', '')}, not the string {dtype!r}."
+    else:
+        fix = ""
+    raise InputTypeError(
+        f"{name} must be a floating torch.dtype (torch.float32, torch.float64, "
+        f"torch.float16 or torch.bfloat16); got {describe(dtype)}.{fix}")
+
+
+def check_head_index(name: str, i, h: int) -> int:
+    """Return head index ``i`` (counted from 0) if it is in 0..h-1."""
+    i = as_int(name, i, "a head index (a whole number)")
+    if not 0 <= i < h:
         raise InputError(
-            f"{what} blocks every key for query position(s) (index ..., query) "
-            f"{where}{' ...' if int(full.sum()) > 3 else ''}: softmax over "
-            "nothing is 0/0 = NaN. Let each query see at least one key, for "
-            "example itself, or drop fully padded rows before attention."
-        )
-
-
-# --- the real model (mhacourse.bert) -----------------------------------------
-
-def _index(name: str, i, n: int, why: str) -> int:
-    """``i`` as an index into ``n`` things (``-n .. n-1``), or raise."""
-    i = as_int(name, i, "a whole number")
-    if not -n <= i < n:
-        raise InputError(f"{name} = {i} is out of range: allowed 0..{n - 1} "
-                         f"({why}).")
-    return i % n
-
-
-def check_ids(input_ids, config) -> None:
-    """Refuse anything but a (B, L) integer tensor of ids in the vocabulary,
-    with 1 <= L <= max_len."""
-    if not isinstance(input_ids, torch.Tensor):
-        raise InputTypeError(
-            f"input_ids must be a (B, L) torch.Tensor of token ids; got "
-            f"{describe(input_ids)}. Get them from mhacourse.bert.tokenize(text).")
-    if input_ids.dtype == torch.bool or input_ids.is_floating_point() \
-            or input_ids.is_complex():
-        raise InputError(f"input_ids must hold integer token ids; got dtype "
-                         f"{str(input_ids.dtype).replace('torch.', '')}: pass "
-                         "input_ids.long().")
-    if input_ids.ndim != 2 or 0 in input_ids.shape:
-        raise InputError(f"input_ids must have shape (B, L), B, L >= 1; got "
-                         f"{tuple(input_ids.shape)} (one text: input_ids[None]).")
-    L = input_ids.shape[1]
-    if L > config.max_len:
-        raise InputError(f"at most {config.max_len} tokens; got L = {L}.")
-    lo, hi = int(input_ids.min()), int(input_ids.max())
-    if lo < 0 or hi >= config.vocab_size:
-        raise InputError(f"input_ids must be token ids 0..{config.vocab_size - 1}; "
-                         f"got values {lo}..{hi}.")
-
-
-def check_head_mask(head_mask, config, shape=None) -> torch.Tensor | None:
-    """Return ``head_mask`` as a float (n_layers, h) tensor, or raise.
-
-    Every entry must be in [0, 1]: 1 keeps a head, 0 removes it, and a value
-    in between scales its output (a partial ablation). Shapes: ``shape``
-    overrides (n_layers, h), e.g. (h,) for one layer.
-    """
-    if head_mask is None:
-        return None
-    want = (config.n_layers, config.h) if shape is None else shape
-    legend = "(n_layers, h)" if shape is None else "(h,)"
-    try:
-        m = torch.as_tensor(head_mask, dtype=torch.float32)
-    except (TypeError, ValueError, RuntimeError):
-        raise InputTypeError(
-            f"head_mask must be numbers, shape {legend} = {want}, 1 = keep "
-            f"the head and 0 = remove it; got {describe(head_mask)}.") from None
-    if tuple(m.shape) != want:
-        raise InputError(
-            f"head_mask must have shape {legend} = {want}, 1 = keep the "
-            f"head and 0 = remove it; got shape {tuple(m.shape)}."
-        )
-    if not bool(torch.isfinite(m).all()):
-        raise InputError("head_mask must be finite (0 = remove, 1 = keep).")
-    if not bool(((m >= 0) & (m <= 1)).all()):
-        raise InputError(
-            f"head_mask entries must be between 0 (remove the head) and 1 (keep "
-            f"it); got values {float(m.min()):g}..{float(m.max()):g}. Scaling a "
-            "head by 2 or -1 is not an ablation.")
-    return m
-
-
-def check_model(model) -> "Bert":
-    """``model`` if it is a loaded :class:`Bert` (``None``: the default model)."""
-    from .bert_weights import Bert, load_model  # here: bert_weights imports this module
-
-    if model is None:
-        return load_model()
-    if not isinstance(model, Bert):
-        raise InputTypeError(
-            f"model must be a model loaded with mhacourse.bert.load_model(), "
-            f"or None for all-MiniLM-L6-v2; got {describe(model)}. There is "
-            "no model to choose by name: leave model out.")
-    return model
-
-
-def _check_masked_output(concat, w, h, head_mask) -> None:
-    # types and shapes only (no value checks): this also runs inside the
-    # exported core (layer_core)
-    from .multihead import MHAWeights  # here: multihead imports this module
-
-    if not isinstance(w, MHAWeights):
-        raise InputTypeError(f"w must be an MHAWeights (layer.attn); got "
-                             f"{describe(w)}.")
-    check_tensor("concat", concat, ndim=3, legend="(B, L, d_model)")
-    check_heads(concat.shape[-1], h)
-    if head_mask is not None and (
-            not isinstance(head_mask, torch.Tensor) or head_mask.ndim not in (1, 2)
-            or head_mask.shape[-1] != h):
-        raise InputError(f"head_mask must be a tensor of shape (h,) = ({h},) or "
-                         f"(B, h), 1 = keep, 0 = remove; got {describe(head_mask)}.")
+            f"{name} = {i} is not a head: with h = {h} heads, heads count from "
+            f"0 to {h - 1}" + (" (the last is h - 1, not h)" if i == h else "")
+            + ".")
+    return i

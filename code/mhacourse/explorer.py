@@ -6,7 +6,8 @@ Sources of attention weights:
 
 - ``"trained"``: a tiny causal transformer trained on :mod:`mhacourse.tasks`
   for one (h, d_k) of the grid ``GRID_H x GRID_DK``, from ``assets/models/``
-  (``scripts/train_tiny_models.py`` makes them);
+  (the grid, names and paths are :mod:`mhacourse.catalogue`'s;
+  ``scripts/train_tiny_models.py`` makes them);
 - ``"untrained"``: the same architecture at its seeded initialisation, for
   any h and d_k (the "before" picture);
 - ``"MiniLM"``: the real all-MiniLM-L6-v2 model (6 layers x 12 heads), run by
@@ -21,10 +22,8 @@ from __future__ import annotations
 
 import functools
 import json
-import os
 import warnings
 from dataclasses import dataclass
-from pathlib import Path
 
 import torch
 
@@ -38,10 +37,9 @@ from ._validate import (
     check_positive_int,
     describe,
 )
+from .catalogue import GRID_DK, GRID_H, assets_dir, tiny_model_path  # noqa: F401
 from .tasks import EXAMPLE_SENTENCES
 
-GRID_H = (1, 2, 4, 8)  # head counts of the trained models
-GRID_DK = (8, 16, 32)  # per-head widths of the trained models
 MAX_TOKENS = 32  # longest sentence (word pieces) the explorer draws for MiniLM
 MAX_HEADS = 16  # most heads the explorer draws for an untrained model
 MAX_D_K = 256  # widest head of an untrained model
@@ -68,18 +66,6 @@ def check_source(source) -> str:
 #: The sentences the explorer offers (and precomputes for the browser): the
 #: course's first four example sentences, in order.
 EXAMPLES = EXAMPLE_SENTENCES[:4]
-
-
-def assets_dir() -> Path:
-    """``assets/`` of the course repository (or ``$MHACOURSE_ASSETS``)."""
-    env = os.environ.get("MHACOURSE_ASSETS")
-    path = Path(env) if env else Path(__file__).resolve().parents[2] / "assets"
-    if not (path / "models").is_dir():
-        raise InputError(
-            f"the trained models are not at {path / 'models'}: run "
-            "`python scripts/train_tiny_models.py` in the course repository, or "
-            "set MHACOURSE_ASSETS to the repository's assets/ folder.")
-    return path
 
 
 @dataclass
@@ -112,12 +98,6 @@ def check_sizes(h, d_k) -> tuple[int, int]:
     check_positive_int("d_k (width of one head)", d_k, MAX_D_K, SIZE_WHY)
     check_positive_int("d_model = h * d_k", h * d_k, MAX_D_MODEL, SIZE_WHY)
     return h, d_k
-
-
-def tiny_model_path(h: int, d_k: int, trained: bool) -> Path:
-    """Where the tiny model for (h, d_k) is stored: ``assets/models/<name>.safetensors``
-    with the name from :func:`tiny_model.model_name`."""
-    return assets_dir() / "models" / f"{tm.model_name(h, d_k, trained)}.safetensors"
 
 
 def tiny_model_for(h: int, d_k: int, trained: bool):

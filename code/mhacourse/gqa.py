@@ -29,8 +29,6 @@ from __future__ import annotations
 import torch
 
 from ._validate import InputError, check_heads, check_positive_int, check_tensor
-from .attention import attention_core
-from .heads import merge_heads, split_heads
 from .masks import combine_masks
 from .multihead import (
     MAX_D_MODEL,
@@ -38,8 +36,7 @@ from .multihead import (
     _check_inputs,
     _unbatched,
     check_dtype,
-    output_projection,
-    project,
+    mha_core,
 )
 
 
@@ -56,14 +53,6 @@ def check_kv_heads(h: int, h_kv: int) -> int:
             f"h_kv must divide h; allowed for h = {h}: {allowed}."
         )
     return h // h_kv
-
-
-def _group_mask(mask, B: int, h: int, h_kv: int, L: int, S: int):
-    """A (B or 1, h or 1, L, S) mask (:func:`mhacourse.masks.combine_masks`)
-    for the grouped (B, h_kv, g, L, S) scores."""
-    if mask is None or mask.shape[1] == 1:
-        return None if mask is None else mask[:, :, None]  # (B or 1, 1, 1, L, S)
-    return mask.expand(B, h, L, S).reshape(B, h_kv, h // h_kv, L, S)
 
 
 @_unbatched
@@ -87,22 +76,12 @@ def grouped_query_attention(
     ``return_concat=True``). ``h_kv = h`` gives :func:`multi_head_attention`'s
     numbers; ``h_kv = 1`` is multi-query attention.
     """
-    g = check_kv_heads(h, h_kv)
-    d_k = _check_inputs(query, key, value, w, h, allow_nonfinite, h_kv)
+    check_kv_heads(h, h_kv)
+    _check_inputs(query, key, value, w, h, allow_nonfinite, h_kv)
     B, L, _ = query.shape
     S = key.shape[1]
     mask = combine_masks(attn_mask, key_padding_mask, B, h, L, S)  # or None
-    Q = split_heads(project(query, w.W_Q, w.b_Q), h)  # (B, h, L, d_k)
-    K = split_heads(project(key, w.W_K, w.b_K), h_kv)  # (B, h_kv, S, d_k): cached
-    V = split_heads(project(value, w.W_V, w.b_V), h_kv)  # (B, h_kv, S, d_k): cached
-    # group the query heads: heads i*g .. i*g+g-1 share key/value head i
-    Q = Q.reshape(B, h_kv, g, L, d_k)  # (B, h_kv, g, L, d_k)
-    K, V = K[:, :, None], V[:, :, None]  # (B, h_kv, 1, S, d_k): broadcast, no copy
-    mask = _group_mask(mask, B, h, h_kv, L, S)  # (B or 1, h_kv or 1, g or 1, L, S)
-    heads, A = attention_core(Q, K, V, mask)  # (B, h_kv, g, L, d_k)
-    concat = merge_heads(heads.reshape(B, h, L, d_k))  # (B, L, d_model)
-    out = output_projection(concat, w.W_O, w.b_O)  # (B, L, d_model)
-    A = A.reshape(B, h, L, S)  # (B, h, L, S)
+    out, A, concat = mha_core(query, key, value, w, h, mask, h_kv=h_kv)
     return (out, A, concat) if return_concat else (out, A)
 
 

@@ -53,6 +53,17 @@ def merge_heads_core(x: torch.Tensor) -> torch.Tensor:
     return x.reshape(B, L, h * d_k)  # (B, L, d_model)
 
 
+def share_kv_heads(K: torch.Tensor, h) -> torch.Tensor:
+    """``h_kv`` key (or value) heads shared by ``h`` query heads: head ``j``
+    repeated for query heads ``j*g .. j*g+g-1``, ``g = h / h_kv`` (chapter 11).
+
+    Shapes: (B, h_kv, S, d_k) -> (B, h, S, d_k); a view when ``h_kv = h``.
+    """
+    B, h_kv, S, d_k = K.shape
+    K = K[:, :, None].expand(B, h_kv, h // h_kv, S, d_k)  # (B, h_kv, g, S, d_k)
+    return K.reshape(B, h, S, d_k)  # (B, h, S, d_k)
+
+
 def _check_tensor(x) -> None:
     # type only (no value checks): these two also run inside the exported core
     if not isinstance(x, torch.Tensor):

@@ -30,11 +30,9 @@ from dataclasses import dataclass, field, fields
 import torch
 
 from ._validate import check_heads, check_positive_int
-from .attention import scaled_dot_product_attention
-from .block import feed_forward, layer_norm
-from .gqa import check_kv_heads, grouped_query_attention
-from .heads import merge_heads, split_heads
-from .multihead import MHAWeights, check_weights, project
+from .block import BLOCK_PARAMS, BlockWeights, block_core, layer_norm_core
+from .gqa import check_kv_heads
+from .multihead import MHAWeights, check_weights, mha_core
 
 
 class KVCache:
@@ -98,22 +96,22 @@ def attention_step(x_new, w: MHAWeights, h: int, h_kv: int, cache: KVCache):
     before the call) and sees keys ``0 .. t0 + i``. ``h_kv = h`` is MHA.
     Returns (B, n, d_model).
     """
-    g = check_kv_heads(h, h_kv)
-    d_k = check_weights(w, h, h_kv)
-    B, n, d_model = x_new.shape
-    t0 = cache.length
-    Q = split_heads(project(x_new, w.W_Q, w.b_Q), h)  # (B, h, n, d_k)
-    K, V = cache.append(split_heads(project(x_new, w.W_K, w.b_K), h_kv),
-                        split_heads(project(x_new, w.W_V, w.b_V), h_kv))
-    # K, V: (B, h_kv, t0+n, d_k), every token so far
-    Q = Q.reshape(B, h_kv, g, n, d_k)  # (B, h_kv, g, n, d_k): groups share K, V
-    mask = None
-    if n > 1:  # several new tokens: block keys after each one's position
-        i = torch.arange(n)[:, None] + t0  # (n, 1) absolute query positions
-        mask = torch.arange(t0 + n)[None, :] > i  # (n, t0+n), True = blocked
-    heads, _ = scaled_dot_product_attention(Q, K[:, :, None], V[:, :, None], mask)
-    heads = heads.reshape(B, h, n, d_k)  # (B, h, n, d_k)
-    return project(merge_heads(heads), w.W_O, w.b_O)  # (B, n, d_model)
+    check_kv_heads(h, h_kv)
+    check_weights(w, h, h_kv)
+    mask = _step_mask(x_new.shape[1], cache.length)  # (n, t0+n) or None
+    out, _, _ = mha_core(x_new, x_new, x_new, w, h, mask, h_kv=h_kv, cache=cache)
+    return out  # (B, n, d_model)
+
+
+def _step_mask(n: int, t0: int):
+    """The causal mask of ``n`` new queries after ``t0`` cached tokens: query
+    ``i`` sits at position ``t0 + i`` and sees keys ``0 .. t0 + i``. One new
+    token sees everything cached, so needs none (``None``).
+    Shapes: (n, t0 + n), ``True`` = blocked."""
+    if n == 1:
+        return None
+    i = torch.arange(n)[:, None] + t0  # (n, 1) absolute query positions
+    return torch.arange(t0 + n)[None, :] > i  # (n, t0+n), True = blocked
 
 
 def layer_weights(p: dict) -> MHAWeights:
@@ -154,6 +152,13 @@ class CausalLM:
         """Each layer's attention weights as an :class:`~mhacourse.MHAWeights`
         (made once: decoding reads them at every step)."""
         return [layer_weights(p) for p in self.layers]
+
+    @functools.cached_property
+    def block_weights(self) -> list[BlockWeights]:
+        """Each layer as a :class:`~mhacourse.block.BlockWeights` (made once),
+        what :func:`~mhacourse.block.block_core` runs."""
+        return [BlockWeights(a, **{k: p[k] for k in BLOCK_PARAMS})
+                for p, a in zip(self.layers, self.attention_weights)]
 
     @property
     def d_k(self) -> int:
@@ -205,11 +210,9 @@ def from_tiny_model(model) -> CausalLM:
     layers = []
     for blk in model.blocks:
         a = blk.attn
-        layers.append({k: getattr(a, k).detach() for k in
-                       ("W_Q", "W_K", "W_V", "W_O", "b_Q", "b_K", "b_V", "b_O")}
-                      | {k: getattr(blk, k).detach() for k in
-                         ("W_1", "b_1", "W_2", "b_2", "gamma_1", "beta_1",
-                          "gamma_2", "beta_2")})
+        layers.append({f.name: getattr(a, f.name).detach()
+                       for f in fields(MHAWeights)}
+                      | {k: getattr(blk, k).detach() for k in BLOCK_PARAMS})
     blk = model.blocks[0]
     return CausalLM(E_tok=model.W_E.detach(), E_pos=model.W_pos.detach(),
                     layers=layers, gamma_f=model.gamma_f.detach(),
@@ -228,7 +231,8 @@ def _check_ids(model: CausalLM, ids, t0: int = 0) -> None:
 
 def forward_full(model: CausalLM, ids: torch.Tensor) -> torch.Tensor:
     """Every position at once with a causal mask, no cache (the reference):
-    the attention is :func:`mhacourse.gqa.grouped_query_attention`.
+    each layer is :func:`~mhacourse.block.block_core` (pre-LN) with ``h_kv``
+    key/value heads.
 
     Shapes: ``ids`` (B, L) -> logits (B, L, vocab).
     """
@@ -236,33 +240,27 @@ def forward_full(model: CausalLM, ids: torch.Tensor) -> torch.Tensor:
     L = ids.shape[1]
     x = model.E_tok[ids] + model.E_pos[:L]  # (B, L, d_model)
     mask = torch.ones(L, L, dtype=torch.bool).triu(1)  # (L, L), True = blocked
-    for p, w in zip(model.layers, model.attention_weights):
-        z = layer_norm(x, p["gamma_1"], p["beta_1"], model.eps)
-        a, _ = grouped_query_attention(z, z, z, w, model.h, model.h_kv,
-                                       attn_mask=mask)
-        x = x + a
-        z = layer_norm(x, p["gamma_2"], p["beta_2"], model.eps)
-        x = x + feed_forward(z, p["W_1"], p["b_1"], p["W_2"], p["b_2"],
-                             model.activation)
-    return layer_norm(x, model.gamma_f, model.beta_f, model.eps) @ model.W_U
+    for w in model.block_weights:
+        x, _ = block_core(x, w, model.h, mask, True, model.activation, model.eps,
+                          h_kv=model.h_kv)  # pre-LN
+    return layer_norm_core(x, model.gamma_f, model.beta_f, model.eps) @ model.W_U
 
 
 def forward_cached(model: CausalLM, ids_new: torch.Tensor,
                    caches: list[KVCache]) -> torch.Tensor:
     """Feed ``ids_new`` (B, n) after the tokens already in ``caches``; append
-    their keys and values. Returns logits (B, n, vocab) for the new tokens.
+    their keys and values: :func:`forward_full`'s blocks, each given its
+    layer's cache. Returns logits (B, n, vocab) for the new tokens.
     """
     t0 = caches[0].length
     _check_ids(model, ids_new, t0)
     n = ids_new.shape[1]
     x = model.E_tok[ids_new] + model.E_pos[t0:t0 + n]  # (B, n, d_model)
-    for p, w, cache in zip(model.layers, model.attention_weights, caches):
-        z = layer_norm(x, p["gamma_1"], p["beta_1"], model.eps)
-        x = x + attention_step(z, w, model.h, model.h_kv, cache)
-        z = layer_norm(x, p["gamma_2"], p["beta_2"], model.eps)
-        x = x + feed_forward(z, p["W_1"], p["b_1"], p["W_2"], p["b_2"],
-                             model.activation)
-    return layer_norm(x, model.gamma_f, model.beta_f, model.eps) @ model.W_U
+    mask = _step_mask(n, t0)  # (n, t0+n) or None
+    for w, cache in zip(model.block_weights, caches):
+        x, _ = block_core(x, w, model.h, mask, True, model.activation, model.eps,
+                          h_kv=model.h_kv, cache=cache)  # pre-LN
+    return layer_norm_core(x, model.gamma_f, model.beta_f, model.eps) @ model.W_U
 
 
 @torch.no_grad()

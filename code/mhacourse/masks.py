@@ -11,33 +11,22 @@ added to the scores they would push the keys they mean to block *up* by 1.
 """
 from __future__ import annotations
 
-import numpy as np
 import torch
 
+from ._errors import (
+    MAX_MASK_ENTRIES,  # noqa: F401 - named here too
+    check_lengths,
+    check_mask_shapes,
+    check_mask_size,
+)
 from ._validate import (
-    InputError,
-    InputTypeError,
-    as_int,
     check_mask,
     check_no_blocked_rows,
     check_positive_int,
-    describe,
 )
 
 __all__ = ["causal_mask", "padding_mask", "to_sdpa_mask", "as_additive",
            "check_no_blocked_rows", "causal_core", "combine_masks"]
-
-#: Most entries (L * S) a mask may have: 10**8 bools are 100 MB.
-MAX_MASK_ENTRIES = 10**8
-
-
-def _check_size(L: int, S: int, names: tuple[str, str] = ("L", "S")) -> None:
-    if L * S > MAX_MASK_ENTRIES:
-        raise InputError(
-            f"{names[0]} = {L} and {names[1]} = {S} make a ({L}, {S}) mask of "
-            f"{L * S:,} entries, more than the {MAX_MASK_ENTRIES:,} allowed "
-            "(memory: each is a byte, and the attention weights would need 4 "
-            "bytes each). Use shorter sequences.")
 
 
 def causal_mask(L: int, S: int | None = None, device=None) -> torch.Tensor:
@@ -47,7 +36,7 @@ def causal_mask(L: int, S: int | None = None, device=None) -> torch.Tensor:
     """
     L = check_positive_int("L (query length)", L)
     S = L if S is None else check_positive_int("S (key length)", S)
-    _check_size(L, S)
+    check_mask_size(L, S)
     return causal_core(L, S, device)
 
 
@@ -67,39 +56,8 @@ def padding_mask(lengths, S: int, device=None) -> torch.Tensor:
     this is ``nn.MultiheadAttention``'s ``key_padding_mask``.
     """
     S = check_positive_int("S (key length)", S)
-    lengths = _as_lengths(lengths)
-    _check_size(len(lengths), S, ("B = len(lengths)", "S"))
-    bad = [n for n in lengths if not 1 <= n <= S]
-    if bad:
-        raise InputError(
-            f"every length must be between 1 and S = {S}; got {bad}. "
-            "A length of 0 would leave a sequence with no key to attend to."
-        )
-    lengths = torch.tensor(lengths, device=device)  # (B,)
+    lengths = torch.tensor(check_lengths(lengths, S), device=device)  # (B,)
     return torch.arange(S, device=device)[None, :] >= lengths[:, None]  # (B, S)
-
-
-def _as_lengths(lengths) -> list[int]:
-    """``lengths`` (a list, tuple, 1-D array or tensor of whole numbers) as a
-    list of ints, or raise :class:`~mhacourse.InputError`."""
-    if isinstance(lengths, (torch.Tensor, np.ndarray)):
-        if lengths.ndim != 1:
-            raise InputError(
-                f"lengths must be a 1-D list of sequence lengths; "
-                f"got shape {tuple(lengths.shape)}.")
-        lengths = lengths.tolist()
-    if not isinstance(lengths, (list, tuple)):
-        raise InputTypeError(
-            f"lengths must be a list of sequence lengths, one per sequence "
-            f"(such as [5, 3]); got {describe(lengths)}.")
-    if not lengths:
-        raise InputError("lengths is empty: give one length per sequence.")
-    out = []
-    for i, n in enumerate(lengths):
-        if isinstance(n, float) and n.is_integer():
-            n = int(n)  # 3.0 is a length of 3
-        out.append(as_int(f"lengths[{i}]", n))
-    return out
 
 
 def to_sdpa_mask(mask: torch.Tensor) -> torch.Tensor:
@@ -134,24 +92,14 @@ def combine_masks(
     mask = None
     if attn_mask is not None:
         attn_mask = check_mask("attn_mask", attn_mask)
+        check_mask_shapes(attn_mask.shape, None, B, h, L, S)
         if tuple(attn_mask.shape) == (L, S):
             mask = attn_mask[None, None]  # (1, 1, L, S)
-        elif tuple(attn_mask.shape) == (B * h, L, S):
-            mask = attn_mask.reshape(B, h, L, S)  # (B, h, L, S)
         else:
-            raise InputError(
-                f"attn_mask must have shape (L, S) = ({L}, {S}) or "
-                f"(B*h, L, S) = ({B * h}, {L}, {S}); got {tuple(attn_mask.shape)}."
-            )
+            mask = attn_mask.reshape(B, h, L, S)  # (B, h, L, S)
     if key_padding_mask is not None:
         key_padding_mask = check_mask("key_padding_mask", key_padding_mask)
-        if tuple(key_padding_mask.shape) != (B, S):
-            hint = (" It looks transposed: pass key_padding_mask.T."
-                    if tuple(key_padding_mask.shape) == (S, B) else "")
-            raise InputError(
-                f"key_padding_mask must have shape (B, S) = ({B}, {S}), "
-                f"True = padded; got {tuple(key_padding_mask.shape)}.{hint}"
-            )
+        check_mask_shapes(None, key_padding_mask.shape, B, h, L, S)
         pad = key_padding_mask[:, None, None, :]  # (B, 1, 1, S)
         if mask is None:
             mask = pad

@@ -52,7 +52,9 @@ from ._validate import (
     InputTypeError,
     as_int,
     check_all_finite,
+    check_dtype,
     check_finite,
+    check_head_index,
     check_heads,
     check_ndim,
     check_positional,
@@ -64,7 +66,12 @@ from ._validate import (
     unbatched_padding_mask,
 )
 from .attention import attention_core, scaled_dot_product_attention
-from .heads import merge_heads, merge_heads_core, split_heads, split_heads_core
+from .heads import (
+    merge_heads_core,
+    share_kv_heads,
+    split_heads,
+    split_heads_core,
+)
 from .masks import combine_masks, to_sdpa_mask
 
 #: Largest d_model the package builds weights for: 4 matrices of
@@ -214,9 +221,22 @@ def head_slice(W: torch.Tensor, b: torch.Tensor | None, i: int, h: int):
 
 
 def output_projection(concat: torch.Tensor, W_O: torch.Tensor, b_O=None):
-    """``Concat(head_1..head_h) W_O + b_O``: (B, L, d_model) -> (B, L, d_model)."""
+    """Checked :func:`output_projection_core`: ``Concat(head_1..head_h) W_O + b_O``,
+    (B, L, d_model) -> (B, L, d_model)."""
     _check_projection(concat, W_O, b_O)
-    return project(concat, W_O, b_O)
+    return output_projection_core(concat, W_O, b_O)
+
+
+def output_projection_core(concat: torch.Tensor, W_O: torch.Tensor, b_O=None):
+    """``Concat(head_1, ..., head_h) W_O + b_O``, the formula chapter 6
+    derives, with no input checks: every output coordinate mixes all
+    ``h * d_k`` numbers of the concatenation; ``b_O`` belongs to no head.
+
+    Shapes: ``concat`` (B, L, h*d_k), ``W_O`` (h*d_k, d_model),
+    ``b_O`` (d_model,) or ``None`` -> (B, L, d_model).
+    """
+    out = concat @ W_O  # (B, L, d_model)
+    return out if b_O is None else out + b_O
 
 
 def head_contributions(concat: torch.Tensor, W_O: torch.Tensor, h: int):
@@ -235,32 +255,6 @@ def head_contributions(concat: torch.Tensor, W_O: torch.Tensor, h: int):
     d_k = heads.shape[-1]
     W_O_i = W_O.reshape(h, d_k, W_O.shape[1])  # (h, d_k, d_model): row blocks
     return heads @ W_O_i[None]  # (B, h, L, d_model)
-
-
-def check_dtype(name: str, dtype) -> torch.dtype:
-    """Return ``dtype`` if it is a floating ``torch.dtype``; a string such as
-    ``'float32'`` raises with the fix ``torch.float32``."""
-    if isinstance(dtype, torch.dtype) and dtype in FLOAT_DTYPES:
-        return dtype
-    if isinstance(dtype, str) and isinstance(getattr(torch, dtype.replace(
-            "torch.", ""), None), torch.dtype):
-        fix = f" Pass torch.{dtype.replace('torch.', '')}, not the string {dtype!r}."
-    else:
-        fix = ""
-    raise InputTypeError(
-        f"{name} must be a floating torch.dtype (torch.float32, torch.float64, "
-        f"torch.float16 or torch.bfloat16); got {describe(dtype)}.{fix}")
-
-
-def check_head_index(name: str, i, h: int) -> int:
-    """Return head index ``i`` (counted from 0) if it is in 0..h-1."""
-    i = as_int(name, i, "a head index (a whole number)")
-    if not 0 <= i < h:
-        raise InputError(
-            f"{name} = {i} is not a head: with h = {h} heads, heads count from "
-            f"0 to {h - 1}" + (" (the last is h - 1, not h)" if i == h else "")
-            + ".")
-    return i
 
 
 def _check_projection(concat, W_O, b_O) -> None:
@@ -437,21 +431,39 @@ def multi_head_attention(
     return out, weights
 
 
-def mha_core(query, key, value, w: MHAWeights, h: int, mask=None):
-    """The computation of :func:`multi_head_attention`, with no input checks.
+def mha_core(query, key, value, w: MHAWeights, h, mask=None, *,
+             h_kv=None, cache=None, head_mask=None):
+    """Multi-head attention, the formula chapters 3 to 6 derive, with no
+    input checks (:func:`multi_head_attention` checks, then calls this)::
 
-    ``mask`` is one (B or 1, h or 1, L, S) mask, as :func:`combine_masks`
-    returns. The public functions validate, then call this; it has no Python
-    branch on tensor values, so ``torch.onnx.export`` can trace it.
+        head_i = Attention(X W_Q^i, X W_K^(i//g), X W_V^(i//g)),  g = h / h_kv
+        out    = Concat(head_1, ..., head_h) W_O + b_O
+
+    Every form of the layer calls it but the loop (the teaching form) and
+    the fused fast path, which the tests compare with it. Optional: ``h_kv`` key/value heads
+    (chapter 11; ``None``: ``h_kv = h``), a :class:`~mhacourse.KVCache`
+    ``cache`` the new keys and values join (chapter 15), ``head_mask`` (h,)
+    or (B, h) scaling each head before ``W_O`` (chapter 4; ``concat`` stays
+    unscaled). ``mask``: (B or 1, h or 1, L, S) or (L, S), as
+    :func:`combine_masks` returns. ``h`` may be a symbolic size.
     Returns ``(output (B, L, d_model), weights (B, h, L, S),
     concat (B, L, d_model))``.
     """
     Q = split_heads_core(project(query, w.W_Q, w.b_Q), h)  # (B, h, L, d_k)
-    K = split_heads_core(project(key, w.W_K, w.b_K), h)  # (B, h, S, d_k)
-    V = split_heads_core(project(value, w.W_V, w.b_V), h)  # (B, h, S, d_k)
+    kv_heads = h if h_kv is None else h_kv
+    K = split_heads_core(project(key, w.W_K, w.b_K), kv_heads)  # (B, h_kv, S, d_k)
+    V = split_heads_core(project(value, w.W_V, w.b_V), kv_heads)  # (B, h_kv, S, d_k)
+    if cache is not None:  # keys and values of every token so far
+        K, V = cache.append(K, V)  # (B, h_kv, S_cached + S, d_k)
+    if h_kv is not None:  # query head i reads key/value head i // g
+        K, V = share_kv_heads(K, h), share_kv_heads(V, h)  # (B, h, S, d_k)
     heads, weights = attention_core(Q, K, V, mask)  # (B, h, L, d_k), (B, h, L, S)
     concat = merge_heads_core(heads)  # (B, L, d_model)
-    out = output_projection(concat, w.W_O, w.b_O)  # (B, L, d_model)
+    if head_mask is not None:  # scale head i's output by head_mask[..., i]
+        m = head_mask.to(heads.dtype)[..., None, None]  # (h, 1, 1) or (B, h, 1, 1)
+        out = output_projection_core(merge_heads_core(heads * m), w.W_O, w.b_O)
+    else:
+        out = output_projection_core(concat, w.W_O, w.b_O)  # (B, L, d_model)
     return out, weights, concat
 
 
@@ -491,16 +503,16 @@ def multi_head_attention_fast(
     S = key.shape[1]
     mask = combine_masks(attn_mask, key_padding_mask, B, h, L, S)  # or None
     # each projection is one GEMM with the bias inside (_linear)
-    Q = split_heads(_linear(query, w.W_Q, w.b_Q), h)  # (B, h, L, d_k), a view
-    K = split_heads(_linear(key, w.W_K, w.b_K), h)  # (B, h, S, d_k), a view
-    V = split_heads(_linear(value, w.W_V, w.b_V), h)  # (B, h, S, d_k), a view
+    Q = split_heads_core(_linear(query, w.W_Q, w.b_Q), h)  # (B, h, L, d_k), a view
+    K = split_heads_core(_linear(key, w.W_K, w.b_K), h)  # (B, h, S, d_k), a view
+    V = split_heads_core(_linear(value, w.W_V, w.b_V), h)  # (B, h, S, d_k), a view
     sdpa_mask = None if mask is None else to_sdpa_mask(mask)
     if sdpa_mask is not None and sdpa_mask.is_floating_point():
         sdpa_mask = sdpa_mask.to(Q.dtype)  # the fused kernel wants one dtype
     heads = F.scaled_dot_product_attention(Q, K, V, attn_mask=sdpa_mask)
     # heads: (B, h, L, d_k); the CPU kernel stores it as (B, L, h, d_k), like
-    # Q, so merge_heads is a view, not a copy
-    return _linear(merge_heads(heads), w.W_O, w.b_O), None  # (B, L, d_model)
+    # Q, so merge_heads_core is a view, not a copy
+    return _linear(merge_heads_core(heads), w.W_O, w.b_O), None  # (B, L, d_model)
 
 
 def from_torch(mha: nn.MultiheadAttention) -> MHAWeights:

@@ -13,29 +13,28 @@ import inspect
 from dataclasses import dataclass, fields
 
 import numpy as np
-import torch
 
 from ._arrays import to_numpy
-from ._validate import (
+from ._errors import (
+    BLOCK_PARAMS,
     BLOCKED_AT,
-    HF_MASK_FIX,
     InputError,
     InputTypeError,
+    check_eps,
+    check_float_mask_values,
     check_heads,
-    check_mask,
+    check_lengths,
+    check_mask_dtype,
+    check_mask_shapes,
+    check_mask_size,
     check_ndim,
-    check_no_blocked_rows,
     check_positional,
     check_positive_int,
     check_same_batching,
     describe,
-    unbatched_padding_mask,
+    is_tensor,
+    refuse_blocked_rows,
 )
-from .block import check_eps
-from .masks import _check_size, combine_masks
-from .masks import padding_mask as torch_padding_mask
-from .multihead import MHAWeights as TorchWeights
-from .multihead import _check_inputs
 
 
 def _arr(name: str, x, min_ndim: int = 1,
@@ -43,7 +42,7 @@ def _arr(name: str, x, min_ndim: int = 1,
     """``x`` (an array, list or tensor of real numbers) as a float array with
     no NaN or inf (unless ``allow_nonfinite``), or raise
     :class:`~mhacourse.InputError`."""
-    if isinstance(x, torch.Tensor):
+    if is_tensor(x):
         x = to_numpy(x, dtype=None)  # its own dtype; bfloat16 as float32
     try:
         a = np.asarray(x)
@@ -65,21 +64,34 @@ def _arr(name: str, x, min_ndim: int = 1,
     return a
 
 
-def _mask(mask) -> np.ndarray:
-    """A mask as NumPy: bool (True = blocked) or additive float; the same
-    rules as the PyTorch functions (:func:`mhacourse._validate.check_mask`)."""
-    if isinstance(mask, np.ndarray) or isinstance(mask, (list, tuple)):
-        try:
-            mask = torch.as_tensor(np.asarray(mask))
-        except (TypeError, ValueError, RuntimeError):
-            raise InputTypeError(f"mask must be an array of bools (True = "
-                                 f"blocked); got {describe(mask)}.") from None
-    if isinstance(mask, torch.Tensor) and mask.dtype not in (
-            torch.bool, torch.float16, torch.float32, torch.float64):
-        if mask.is_floating_point() is False and not mask.dtype.is_complex:
-            raise InputError(f"mask is {str(mask.dtype).replace('torch.', '')}: "
-                             f"{HF_MASK_FIX}.")
-    return check_mask("mask", mask).numpy()
+def _mask(mask, name: str = "mask") -> np.ndarray:
+    """A mask as NumPy: bool (True = blocked) or additive float; the rules
+    of the PyTorch functions (:func:`mhacourse._validate.check_mask`), from
+    the same checks (:mod:`mhacourse._errors`)."""
+    try:
+        m = to_numpy(mask, dtype=None)
+    except (TypeError, ValueError):
+        m = None
+    if m is None or m.dtype.kind not in "biuf":
+        raise InputTypeError(f"{name} must be an array of bools (True = "
+                             f"blocked); got {describe(mask)}.")
+    if m.dtype != bool:
+        check_mask_dtype(name, str(m.dtype), m.dtype.kind == "f")
+        check_float_mask_values(name, m, bool(np.isnan(m).any())
+                                or bool(np.isposinf(m).any()))
+    return m
+
+
+def _refuse_blocked_rows(blocked: np.ndarray, what: str = "the mask") -> None:
+    """:func:`mhacourse.masks.check_no_blocked_rows` for a NumPy bool array
+    (..., L, S), ``True`` = blocked."""
+    full = blocked.all(axis=-1)  # (..., L)
+    where = [tuple(int(i) for i in ix) for ix in np.argwhere(full)[:3]]
+    refuse_blocked_rows(where, int(full.sum()), what)
+
+
+def _blocked(mask: np.ndarray) -> np.ndarray:
+    return mask if mask.dtype == bool else mask <= BLOCKED_AT
 
 
 def softmax(scores: np.ndarray) -> np.ndarray:
@@ -92,8 +104,7 @@ def softmax(scores: np.ndarray) -> np.ndarray:
     if np.isnan(scores).any() or np.isposinf(scores).any():
         raise InputError("scores holds NaN or +inf: the softmax would be NaN. "
                          "Only -inf (a blocked key) is allowed.")
-    check_no_blocked_rows(torch.as_tensor(np.isneginf(scores)),
-                          what="scores: a row of only -inf")
+    _refuse_blocked_rows(np.isneginf(scores), what="scores: a row of only -inf")
     e = np.exp(scores - scores.max(axis=-1, keepdims=True))
     return e / e.sum(axis=-1, keepdims=True)
 
@@ -103,14 +114,16 @@ def causal_mask(L: int, S: int | None = None) -> np.ndarray:
 
     L = check_positive_int("L (query length)", L)
     S = L if S is None else check_positive_int("S (key length)", S)
-    _check_size(L, S)
+    check_mask_size(L, S)
     return np.arange(S)[None, :] > np.arange(L)[:, None]
 
 
 def padding_mask(lengths, S: int) -> np.ndarray:
     """(B, S) bool, ``True`` on the padding after ``lengths[b]`` real tokens."""
 
-    return torch_padding_mask(lengths, S).numpy()  # same checks, (B, S)
+    S = check_positive_int("S (key length)", S)
+    lengths = np.array(check_lengths(lengths, S))  # (B,)
+    return np.arange(S)[None, :] >= lengths[:, None]  # (B, S)
 
 
 def scaled_dot_product_attention(Q, K, V, mask=None):
@@ -141,8 +154,7 @@ def scaled_dot_product_attention(Q, K, V, mask=None):
             raise InputError(
                 f"mask must broadcast to the scores' shape {scores.shape} "
                 f"(..., L, S), True = blocked; got shape {mask.shape}.") from None
-        bl = mask if mask.dtype == bool else mask <= BLOCKED_AT  # (..., L, S)
-        check_no_blocked_rows(torch.as_tensor(np.array(bl)))
+        _refuse_blocked_rows(_blocked(mask))  # (..., L, S)
         scores = (np.where(mask, -np.inf, scores) if mask.dtype == bool
                   else scores + mask)
     weights = softmax(scores)  # (..., L, S)
@@ -274,51 +286,81 @@ def multi_head_attention(query, key, value, w, h: int, *, mask=None,
 
 def _check_mha(query, key, value, w, h, attn_mask, key_padding_mask,
                allow_nonfinite: bool):
-    """Arrays for the NumPy forms, with the PyTorch forms' checks and
-    messages (:func:`mhacourse.multihead._check_inputs`); the two masks
-    merged by :func:`mhacourse.masks.combine_masks` into one (B or 1, h or 1,
-    L, S) array or ``None``."""
+    """Arrays for the NumPy forms, with the PyTorch forms' checks
+    (:func:`mhacourse.multihead._check_inputs`), in NumPy; the two masks
+    merged as :func:`mhacourse.masks.combine_masks` does into one (B or 1,
+    h or 1, L, S) array or ``None``."""
     if not all(hasattr(w, k) for k in WEIGHT_NAMES):
         raise InputTypeError(
             f"w must be an MHAWeights (mhacourse.reference_np.MHAWeights of "
             f"arrays, or mc.random_weights(d_model, h)); got {describe(w)}.")
+    missing = [k for k in WEIGHT_NAMES if k[0] == "W" and getattr(w, k) is None]
+    if missing:
+        raise InputTypeError(f"w.{missing[0]} must be a (d_model, d_model) array; "
+                             "got None (only the biases b_* may be None).")
     arrays = {k: None if getattr(w, k) is None
               else _arr(f"w.{k}", getattr(w, k), allow_nonfinite=allow_nonfinite)
               for k in WEIGHT_NAMES}
     qkv = [_arr(n, t, allow_nonfinite=allow_nonfinite)
            for n, t in (("query", query), ("key", key), ("value", value))]
-    # NumPy mixes dtypes freely: check in one (no copy when they agree)
+    # NumPy mixes dtypes freely: compute in one (no copy when they agree)
     dtype = np.result_type(*qkv, *(a for a in arrays.values() if a is not None))
+    arrays = {k: None if a is None else a.astype(dtype, copy=False)
+              for k, a in arrays.items()}
+    qkv = [a.astype(dtype, copy=False) for a in qkv]
+    d = arrays["W_Q"].shape[0] if arrays["W_Q"].ndim == 2 else None
+    for k, a in arrays.items():
+        want = (d, d) if k.startswith("W") else (d,)
+        if a is not None and (d is None or a.shape != want):
+            raise InputError(f"w.{k} must have shape (d_model, d_model) for W_* "
+                             f"and (d_model,) for b_* (d_model = {d}, from "
+                             f"W_Q); got {a.shape}.")
+    check_same_batching(*qkv)
+    q, k, v = (a[None] if a.ndim == 2 else a for a in qkv)  # (B, tokens, d)
+    check_heads(d, h)
+    for name, a in (("query", q), ("key", k), ("value", v)):
+        check_ndim(name, a.shape, 3, "(B, tokens, d_model)")
+        if a.shape[-1] != d:
+            raise InputError(f"{name} must end in d_model = {d} (the weights' "
+                             f"size); got shape {a.shape}.")
+        if 0 in a.shape[:2]:
+            raise InputError(f"{name} has no tokens or an empty batch (shape "
+                             f"{a.shape}): attention needs at least one.")
+    if not (q.shape[0] == k.shape[0] == v.shape[0]) or k.shape[1] != v.shape[1]:
+        raise InputError(
+            f"query (B, L, d), key and value (B, S, d) must share B, and key "
+            f"and value S; got {q.shape}, {k.shape}, {v.shape}.")
+    B, L, S = q.shape[0], q.shape[1], k.shape[1]
+    kpm = None if key_padding_mask is None else _mask(key_padding_mask,
+                                                      "key_padding_mask")
+    if kpm is not None and qkv[0].ndim == 2:
+        if kpm.ndim != 1:
+            raise InputError(
+                "with unbatched (tokens, d_model) inputs, key_padding_mask must "
+                f"be 1-D (S,), True = padded; got {describe(key_padding_mask)}.")
+        kpm = kpm[None]  # (1, S)
+    am = None if attn_mask is None else _mask(attn_mask, "attn_mask")
+    check_mask_shapes(None if am is None else am.shape,
+                      None if kpm is None else kpm.shape, B, h, L, S)
+    mask = None
+    if am is not None:
+        mask = am[None, None] if am.shape == (L, S) else am.reshape(B, h, L, S)
+    if kpm is not None:
+        pad = kpm[:, None, None, :]  # (B, 1, 1, S)
+        if mask is None:
+            mask = pad
+        elif mask.dtype == bool and pad.dtype == bool:
+            mask = mask | pad
+        else:
+            mask = _additive(mask) + _additive(pad)
+    if mask is not None:
+        _refuse_blocked_rows(np.broadcast_to(_blocked(mask), (*mask.shape[:2], L, S)))
+    return (*qkv, MHAWeights(**arrays), mask)
 
-    def tensor(a):
-        return torch.from_numpy(np.ascontiguousarray(a, dtype=dtype))
 
-    tw = TorchWeights(**{k: None if a is None else tensor(a)
-                         for k, a in arrays.items()})  # its shape checks
-    t = [tensor(a) for a in qkv]
-    check_same_batching(*t)
-    t3 = [a[None] if a.ndim == 2 else a for a in t]
-    _check_inputs(*t3, tw, h, allow_nonfinite=True)  # finite: checked above
-    B, L, S = t3[0].shape[0], t3[0].shape[1], t3[1].shape[1]
-    kpm = key_padding_mask
-    if t[0].ndim == 2 and kpm is not None:
-        kpm = unbatched_padding_mask(_mask_tensor("key_padding_mask", kpm))
-    mask = combine_masks(
-        None if attn_mask is None else _mask_tensor("attn_mask", attn_mask),
-        None if kpm is None else _mask_tensor("key_padding_mask", kpm),
-        B, h, L, S)
-    return (*qkv, MHAWeights(**arrays), None if mask is None else mask.numpy())
-
-
-def _mask_tensor(name: str, mask) -> torch.Tensor:
-    """A NumPy (or list) mask as a tensor for the shared checks."""
-    if isinstance(mask, torch.Tensor):
-        return mask
-    try:
-        return torch.as_tensor(np.asarray(mask))
-    except (TypeError, ValueError, RuntimeError):
-        raise InputTypeError(f"{name} must be an array of bools (True = "
-                             f"blocked); got {describe(mask)}.") from None
+def _additive(mask: np.ndarray) -> np.ndarray:
+    """A bool mask (``True`` = blocked) as ``0`` / ``-inf``; a float one as is."""
+    return np.where(mask, -np.inf, 0.0) if mask.dtype == bool else mask
 
 
 def layer_norm(x, gamma, beta, eps: float = 1e-5):
@@ -340,8 +382,7 @@ def transformer_block(X, p: dict, h: int, pre_ln: bool = False, mask=None):
     b_2, gamma_1, beta_1, gamma_2, beta_2 as NumPy arrays; ``mask`` is the
     self-attention's ``attn_mask`` ((L, L), ``True`` = blocked)."""
     attn_keys = ("W_Q", "W_K", "W_V", "W_O")
-    need = attn_keys + ("W_1", "b_1", "W_2", "b_2", "gamma_1", "beta_1",
-                        "gamma_2", "beta_2")
+    need = attn_keys + BLOCK_PARAMS
     if not isinstance(p, dict):
         raise InputTypeError(f"p must be a dict of NumPy arrays with keys "
                              f"{list(need)}; got {describe(p)}.")

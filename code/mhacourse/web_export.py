@@ -44,22 +44,19 @@ import numpy as np
 import torch
 from torch import nn
 
-from . import bert, explorer, tasks
+from . import bert, catalogue, explorer, tasks
 from . import tiny_model as tm
+from .block import BLOCK_PARAMS, BlockWeights
 
-BUDGET_D_MODEL = 64  # "same budget" mode: d_model fixed, h over its divisors
-BUDGET_H = (1, 2, 4, 8, 16)  # d_k = 64 / h = 64, 32, 16, 8, 4
-WIDE_H = explorer.GRID_H  # "wider heads" mode: h fixed, d_k varies
-WIDE_DK = explorer.GRID_DK
+# The models the browser explorer offers: mhacourse.catalogue's, in its two
+# modes ("same budget": d_model fixed, h over its divisors; "wider heads": h
+# fixed, d_k varies).
+BUDGET_D_MODEL = catalogue.BUDGET_D_MODEL
+BUDGET_H = catalogue.BUDGET_H
+WIDE_H = catalogue.GRID_H
+WIDE_DK = catalogue.GRID_DK
+tiny_cells = catalogue.tiny_cells
 OPSET = 18
-
-
-def tiny_cells() -> list[tuple[int, int]]:
-    """Every (h, d_k) the browser explorer offers: the wider-heads grid and
-    the same-budget row at d_model = 64."""
-    cells = [(h, d_k) for h in WIDE_H for d_k in WIDE_DK]
-    cells += [(h, BUDGET_D_MODEL // h) for h in BUDGET_H]
-    return sorted(set(cells))
 
 
 def load_tiny(h: int, d_k: int, trained: bool) -> tm.TinyTransformer:
@@ -70,7 +67,7 @@ def load_tiny(h: int, d_k: int, trained: bool) -> tm.TinyTransformer:
     row lies outside the notebook's grid), it is not cached, and a missing
     file is an error rather than a freshly seeded model, so the browser always
     gets the committed weights."""
-    path = explorer.tiny_model_path(h, d_k, trained)
+    path = catalogue.tiny_model_path(h, d_k, trained)
     if not path.exists():
         raise FileNotFoundError(
             f"{path} is missing: run `python scripts/train_tiny_models.py "
@@ -249,8 +246,8 @@ def model_table() -> list[dict]:
     ``{"mode", "h", "d_k", "d_model", "params", "accuracy", "untrained"}``
     (held-out accuracy of the trained model and of its untrained twin)."""
     rows, m = [], explorer.metrics()
-    for mode, cells in (("same budget", [(h, BUDGET_D_MODEL // h) for h in BUDGET_H]),
-                        ("wider heads", [(h, d_k) for h in WIDE_H for d_k in WIDE_DK])):
+    for mode, cells in (("same budget", catalogue.budget_cells()),
+                        ("wider heads", catalogue.grid_cells())):
         for h, d_k in cells:
             rows.append({"mode": mode, "h": h, "d_k": d_k, "d_model": h * d_k,
                          "params": tm.n_params(load_tiny(h, d_k, True)),
@@ -315,8 +312,6 @@ def build(out: Path, minilm: bool = True, log=print) -> dict:
     return manifest
 
 
-def _layer_tensors(layer: bert.BertLayer):
-    w = layer.attn
-    yield from (w.W_Q, w.W_K, w.W_V, w.W_O, w.b_Q, w.b_K, w.b_V, w.b_O)
-    yield from (layer.gamma_1, layer.beta_1, layer.W_1, layer.b_1, layer.W_2,
-                layer.b_2, layer.gamma_2, layer.beta_2)
+def _layer_tensors(layer: BlockWeights):
+    yield from (t for t in vars(layer.attn).values() if t is not None)
+    yield from (getattr(layer, name) for name in BLOCK_PARAMS)

@@ -11,7 +11,7 @@ from mhacourse.batching import (
     batch_mask,
     pad_batch,
 )
-from mhacourse.checks_new_topics import check_batch_mask
+from mhacourse.checks import check_batch_mask
 
 D, H = 16, 4
 

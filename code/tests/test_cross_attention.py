@@ -114,6 +114,6 @@ def _xattn(Y, M, W_Q, W_K, W_V, q_from="Y", kv_from="M", scale=True, causal=Fals
     (lambda *a: 1 / 0, False, "ZeroDivisionError"),
 ])
 def test_check_cross_attention(fn, ok, words):
-    from mhacourse.checks_new_topics import check_cross_attention
+    from mhacourse.checks import check_cross_attention
     v = check_cross_attention(fn)
     assert bool(v) is ok and words in v.message, v.message

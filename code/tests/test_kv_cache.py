@@ -118,6 +118,6 @@ def _step(q, k, v, K, V, order="after", append_v=True, before=False, scale=True)
     (lambda *a: 1 / 0, False, "ZeroDivisionError"),
 ])
 def test_check_cached_step(fn, ok, words):
-    from mhacourse.checks_new_topics import check_cached_step
+    from mhacourse.checks import check_cached_step
     v = check_cached_step(fn)
     assert bool(v) is ok and words in v.message, v.message

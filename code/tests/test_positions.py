@@ -6,7 +6,7 @@ import pytest
 import torch
 
 import mhacourse as mc
-from mhacourse.checks_new_topics import check_sinusoidal
+from mhacourse.checks import check_sinusoidal
 from mhacourse.positions import (
     embed_with_positions,
     rotary,

@@ -5,41 +5,51 @@ the package's answer and with the usual mistakes, and returns a
 :class:`Verdict` whose message names the mistake. Pure computation: no
 plotting, no widgets.
 
-One module per group of chapters, in course order; the helpers they share
-(:class:`Verdict`, running the learner's function, comparing its result) live
-in :mod:`mhacourse.checks._verdict`. Import the checkers from here:
+One module per concept, in course order (:mod:`~mhacourse.checks.one_head`,
+:mod:`~mhacourse.checks.heads`, :mod:`~mhacourse.checks.head_patterns`,
+:mod:`~mhacourse.checks.concat_output`, :mod:`~mhacourse.checks.rank_speed`,
+:mod:`~mhacourse.checks.block`, :mod:`~mhacourse.checks.sequences`); one
+verdict mechanism they share (:class:`Verdict`, the ``_verdicts`` decorator,
+running the learner's function, comparing its result) in
+:mod:`mhacourse.checks._verdict`. Import the checkers from here:
 ``from mhacourse.checks import check_attention``.
 """
 from ..cost import mha_flops  # the formula, re-exported for older notebooks
 from ..heads import score_rank_bound  # likewise
 from ._verdict import Verdict
-from .ch01_one_head import check_attention
-from .ch02_03_heads import (
+from .block import (
+    check_causal_mask,
+    check_kv_cache,
+    check_layer_norm,
+    check_pre_ln_block,
+)
+from .concat_output import check_merge_heads, check_mha_flops, check_remove_head
+from .head_patterns import (
+    _ch04_attention,
+    _ch04_entropy_attention,
+    check_previous_token_score,
+    check_row_entropy,
+)
+from .heads import (
     _mha_variants,
     check_head_weights,
     check_multi_head,
     check_param_count,
     check_split_heads,
 )
-from .ch04_what_heads_learn import (
-    _ch04_attention,
-    _ch04_entropy_attention,
-    check_previous_token_score,
-    check_row_entropy,
-)
-from .ch05_07_concat_output_cost import check_merge_heads, check_mha_flops, check_remove_head
-from .ch08_09_heads_speed import (
+from .one_head import check_attention
+from .rank_speed import (
     _ch09_blockwise,
     check_batched_heads,
     check_blockwise_attention,
     check_score_rank,
     check_weights_memory,
 )
-from .ch10_11_block_beyond import (
-    check_causal_mask,
-    check_kv_cache,
-    check_layer_norm,
-    check_pre_ln_block,
+from .sequences import (
+    check_batch_mask,
+    check_cached_step,
+    check_cross_attention,
+    check_sinusoidal,
 )
 
 __all__ = [
@@ -57,6 +67,9 @@ __all__ = [
     "check_weights_memory", "check_blockwise_attention",
     # chapters 10-11
     "check_layer_norm", "check_pre_ln_block", "check_causal_mask", "check_kv_cache",
+    # chapters 12-15
+    "check_batch_mask", "check_sinusoidal", "check_cross_attention",
+    "check_cached_step",
 ]
 # private variants the package tests exercise directly
 _TESTED_PRIVATE = (_mha_variants, _ch04_attention, _ch04_entropy_attention, _ch09_blockwise)
