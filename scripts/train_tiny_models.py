@@ -49,7 +49,7 @@ BUDGET_CELLS = tuple(c for c in catalogue.budget_cells()
 SEED = catalogue.SEED  # the grid's one seed (initialisation and training batches)
 # Steps per d_model: small models need more steps and cost less per step;
 # chosen so the grid takes about 5 minutes on one core.
-GRID_STEPS = {8: 1500, 16: 1500, 32: 1200, 64: 800, 128: 500, 256: 400}
+GRID_STEPS = catalogue.STEPS_BY_D_MODEL
 
 # d_model 64, not 32: at 32, seed 0 forms an induction head for h = 1..8 but
 # seed 1 never does (h = 1..8 at 1200 steps, h = 4 at 2000), so seeds, not

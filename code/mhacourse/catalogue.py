@@ -22,7 +22,8 @@ from ._validate import InputError
 from .tiny_model.files import model_name
 
 __all__ = ["GRID_H", "GRID_DK", "BUDGET_D_MODEL", "BUDGET_H", "SEED",
-           "grid_cells", "budget_cells", "tiny_cells", "model_name",
+           "STEPS_BY_D_MODEL", "steps_for", "grid_cells", "budget_cells", "tiny_cells",
+           "model_name",
            "assets_dir", "models_dir", "tiny_model_path"]
 
 GRID_H = (1, 2, 4, 8)  # head counts of the trained grid ("wider heads")
@@ -30,6 +31,16 @@ GRID_DK = (8, 16, 32)  # per-head widths of the trained grid
 BUDGET_D_MODEL = 64  # "same budget" mode: d_model fixed, h over its divisors
 BUDGET_H = (1, 2, 4, 8, 16)  # d_k = 64 / h = 64, 32, 16, 8, 4
 SEED = 0  # every catalogued model's one seed (initialisation and batches)
+#: Training steps by d_model: small models need more steps and cost less per
+#: step (scripts/train_tiny_models.py; the in-browser trainer, web_train).
+STEPS_BY_D_MODEL = {8: 1500, 16: 1500, 32: 1200, 64: 800, 128: 500, 256: 400}
+
+
+def steps_for(d_model: int) -> int:
+    """The steps a model of width ``d_model`` trains for: those of
+    :data:`STEPS_BY_D_MODEL` at the nearest width not below it."""
+    widths = [w for w in STEPS_BY_D_MODEL if w >= d_model]
+    return STEPS_BY_D_MODEL[min(widths) if widths else max(STEPS_BY_D_MODEL)]
 
 
 def grid_cells() -> list[tuple[int, int]]:

@@ -51,32 +51,23 @@ import torch
 from torch.fx.experimental.proxy_tensor import make_fx
 
 from . import tasks
+from ._validate import InputError, check_positive_int
+from .catalogue import BUDGET_D_MODEL, SEED, steps_for
 from .tiny_model import step as st
 from .tiny_model.model import TinyConfig
 from .tiny_model.training import HELDOUT_N, heldout
-from .web_export import BUDGET_D_MODEL
 
 OPSET = 18
 H_MAX = 16  # heads: 1 .. 16
 D_K_RANGE = (2, 64)  # width of a head
 D_MODEL_MAX = 256  # time: a step at d_model 256 takes ~0.1 s in the page
 MAX_STEPS = 1500  # the longest run the page offers (train_tiny_models' d_model 8)
-SEED = 0  # train()'s seed: batches from torch.Generator().manual_seed(10_000 + SEED)
 EXAMPLE = TinyConfig(h=3, d_k=7)  # traced at d_model 21: no size equals another
 STEP_NAMES = ("init", "step", "forward", "evaluate")
 
 
-def steps_for(d_model: int) -> int:
-    """The steps the page trains a model of width ``d_model`` for: those of
-    ``scripts/train_tiny_models.py``'s grid at the nearest width not below
-    it (small models need more steps and cost less per step)."""
-    table = {8: 1500, 16: 1500, 32: 1200, 64: 800, 128: 500, 256: 400}
-    return table[min((w for w in table if w >= d_model), default=256)]
-
-
 def check_sizes(h, d_k) -> None:
     """The sizes the page accepts (it says the same, in the same words)."""
-    from ._validate import InputError, check_positive_int
     check_positive_int("h", h, H_MAX, "time and memory: the page trains on one CPU thread")
     check_positive_int("d_k", d_k, D_K_RANGE[1], "time: a step grows as d_model^2")
     if d_k < D_K_RANGE[0]:
