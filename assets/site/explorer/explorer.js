@@ -44,8 +44,8 @@
   // A model trained in this page ("Train it yourself", trainer.js), shown as
   // one more source: the newest run that has taken at least one step.
   function yours() {
-    var T = window.mhaTrainer;
-    var ps = T ? T.panels.filter(function (p) { return p.step > 0 && p.worker; }) : [];
+    var trainer = window.mhaTrainer;
+    var ps = trainer ? trainer.panels.filter(function (p) { return p.step > 0 && p.worker; }) : [];
     return ps.length ? ps[ps.length - 1] : null;
   }
   function tinyEntry() {
