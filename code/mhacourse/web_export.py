@@ -46,6 +46,8 @@ from torch import nn
 
 from . import bert, explorer, tasks
 from . import tiny_model as tm
+from ._validate import InputFileError
+from ._validate_tiny import check_load_tiny, check_quantize, check_tiny_model
 
 BUDGET_D_MODEL = 64  # "same budget" mode: d_model fixed, h over its divisors
 BUDGET_H = (1, 2, 4, 8, 16)  # d_k = 64 / h = 64, 32, 16, 8, 4
@@ -70,9 +72,10 @@ def load_tiny(h: int, d_k: int, trained: bool) -> tm.TinyTransformer:
     row lies outside the notebook's grid), it is not cached, and a missing
     file is an error rather than a freshly seeded model, so the browser always
     gets the committed weights."""
+    check_load_tiny(h, d_k, trained)
     path = explorer.tiny_model_path(h, d_k, trained)
     if not path.exists():
-        raise FileNotFoundError(
+        raise InputFileError(
             f"{path} is missing: run `python scripts/train_tiny_models.py "
             f"--cells {h}x{d_k}`.")
     return tm.load(path)
@@ -131,6 +134,7 @@ def _export(module: nn.Module, args: tuple, path: Path, input_names, output_name
 def export_tiny(model: tm.TinyTransformer, path) -> Path:
     """Write ``model`` as an ONNX graph (:class:`TinyGraph`) with a dynamic
     sequence length ``1 <= L <= max_len``."""
+    check_tiny_model(model)
     L = torch.export.Dim("L", min=1, max=model.cfg.max_len)
     ids = torch.arange(min(6, model.cfg.max_len))[None] % model.cfg.vocab_size  # (1, 6)
     names = [f"attn_{i + 1}" for i in range(model.cfg.n_layers)]
@@ -196,9 +200,7 @@ def quantize(weights: np.ndarray) -> str:
     """Attention weights in [0, 1] as base64 of little-endian uint16
     ``round(w * 65535)``: 2 bytes a weight, error at most 1 / 131070
     (7.6e-6). The page decodes them with ``q / 65535``."""
-    w = np.asarray(weights, dtype=np.float64)
-    if w.size and (w.min() < -1e-6 or w.max() > 1 + 1e-6):
-        raise ValueError("attention weights must lie in [0, 1] to quantize them.")
+    w = check_quantize(weights)  # float64, finite, in [0, 1]
     q = np.round(np.clip(w, 0, 1) * 65535).astype("<u2")
     return base64.b64encode(q.tobytes()).decode("ascii")
 

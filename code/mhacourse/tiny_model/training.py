@@ -11,7 +11,7 @@ import torch
 import torch.nn.functional as F
 
 from .. import tasks
-from .._validate import check_positive_int
+from .._validate_tiny import check_evaluate, check_heldout, check_loss_fn, check_train
 from ..cost import n_params
 from .model import TinyConfig, TinyTransformer
 
@@ -22,6 +22,7 @@ HELDOUT_N = 1024  # sequences; 1024 * (L - 1) = 15 360 scored positions
 def heldout(task: tasks.TaskConfig = tasks.TaskConfig(), n: int = HELDOUT_N):
     """The fixed held-out set ``(x, y, kind)``; training never draws it
     (training batches come from a generator seeded differently)."""
+    check_heldout(task, n)
     return tasks.sample(n, task, seed=HELDOUT_SEED)
 
 
@@ -29,6 +30,7 @@ def heldout(task: tasks.TaskConfig = tasks.TaskConfig(), n: int = HELDOUT_N):
 def evaluate(model: TinyTransformer, data=None, batch: int = 256) -> dict:
     """Accuracy of the arg-max prediction on scored positions: overall and per
     part (``"previous"``, ``"lookup"``). ``data`` defaults to :func:`heldout`."""
+    check_evaluate(model, data, batch)
     x, y, kind = heldout() if data is None else data
     model.eval()
     correct = torch.cat([model(x[i:i + batch]).argmax(-1) == y[i:i + batch]
@@ -41,6 +43,7 @@ def evaluate(model: TinyTransformer, data=None, batch: int = 256) -> dict:
 
 def loss_fn(logits, y, kind):
     """Cross-entropy on scored positions. Shapes: logits (B, L, V), y (B, L)."""
+    check_loss_fn(logits, y, kind)
     scored = kind != tasks.NOT_SCORED  # (B, L)
     return F.cross_entropy(logits[scored], y[scored])
 
@@ -57,7 +60,7 @@ def train(cfg: TinyConfig, steps: int, seed: int = 0,
     last 5 % of steps), parameter count, wall-clock and CPU seconds.
     Deterministic on the CPU for a given torch version and thread count.
     """
-    check_positive_int("steps", steps)
+    check_train(cfg, steps, seed, task, log_every, eval_data)
     model = TinyTransformer(cfg, seed=seed)
     opt = torch.optim.AdamW(model.parameters(), lr=cfg.peak_lr,
                             weight_decay=cfg.weight_decay, betas=(0.9, 0.98))
