@@ -42,6 +42,7 @@ from dataclasses import dataclass
 
 import torch
 
+from ._validate import InputError
 from .bert import (
     Bert,
     add_norm_ffn,
@@ -139,22 +140,22 @@ def attention_statistics(attentions, tokens) -> HeadStats:
     last). Query rows: every token that is not ``[CLS]`` or ``[SEP]``.
     """
     if len(attentions) != len(tokens) or not attentions:
-        raise ValueError(
-            f"give one attention tensor per token list (at least one); got "
+        raise InputError(
+            f"attentions and tokens: give one attention tensor per token list (at least one); got "
             f"{len(attentions)} tensors and {len(tokens)} token lists."
         )
     sums, n_rows = None, 0
     for s, (A, toks) in enumerate(zip(attentions, tokens)):
         n = A.shape[-1]
         if A.ndim != 4 or A.shape[-2] != n or len(toks) != n:
-            raise ValueError(
-                f"sentence {s}: attention must be (n_layers, h, n, n) with n = "
+            raise InputError(
+                f"attentions[{s}]: attention must be (n_layers, h, n, n) with n = "
                 f"{len(toks)} tokens; got shape {tuple(A.shape)}."
             )
         q = torch.tensor([i for i, t in enumerate(toks) if t not in SPECIAL])
         if len(q) == 0 or q.min() == 0 or q.max() == n - 1:
-            raise ValueError(
-                f"sentence {s}: tokens must start with [CLS], end with [SEP] "
+            raise InputError(
+                f"tokens[{s}]: tokens must start with [CLS], end with [SEP] "
                 f"and hold at least one word; got {toks}."
             )
         A = A.double()
@@ -297,7 +298,7 @@ def check_claim(claim: Claim, model: Bert | None = None, top: int = 3,
     index = {}
     for role in (claim.source, claim.target, claim.alternative):
         if role not in names:
-            raise ValueError(f"{role!r} is not a word of {claim.sentence!r}; "
+            raise InputError(f"claim: {role!r} is not a word of {claim.sentence!r}; "
                              f"its words are {names}.")
         index[role] = names.index(role)  # the first occurrence
     A = sentence_attentions(out)[0]  # (n_layers, h, n, n)
@@ -471,7 +472,7 @@ def pruning_curve(order=None, texts=SENTENCES, model: Bert | None = None,
     order = [(int(l), int(i)) for l, i in order]
     bad = [p for p in order if not (0 <= p[0] < n_layers and 0 <= p[1] < h)]
     if bad or len(set(order)) != len(order):
-        raise ValueError(
+        raise InputError(
             f"order must list distinct (layer, head) pairs with layer < "
             f"{n_layers} and head < {h}; got out of range {bad[:3]} or repeats."
         )
