@@ -71,7 +71,7 @@ def describe(value) -> str:
                 f"shape {tuple(value.shape)})")
     if isinstance(value, np.ndarray):
         return f"ndarray ({value.dtype}, shape {value.shape})"
-    text = repr(value)
+    text = " ".join(repr(value).split())  # one line (a module's repr has many)
     if len(text) > 40:
         text = text[:37] + "..."
     return f"{type(value).__name__} {text}"
