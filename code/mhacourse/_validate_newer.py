@@ -194,7 +194,7 @@ def check_attention_dropout(weights, p, training, generator, allow_nonfinite) ->
 # --- positions ------------------------------------------------------------
 
 def check_base(base) -> float:
-    return check_real("base", base, low=1.0, low_open=True,
+    return check_real("base", base, low=1.0, low_open=True, high=1e12,
                       what="a number > 1 (10000 in the paper)")
 
 

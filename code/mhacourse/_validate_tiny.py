@@ -378,6 +378,10 @@ def check_load_tiny(h, d_k, trained) -> None:
 
 
 def check_quantize(weights) -> np.ndarray:
+    if (isinstance(weights, torch.Tensor) and weights.is_complex()) or (
+            isinstance(weights, np.ndarray) and weights.dtype.kind == "c"):
+        raise InputError(f"weights must be real numbers in [0, 1]; got "
+                         f"{describe(weights)}.")
     try:
         w = np.asarray(weights.detach().cpu().float() if isinstance(
             weights, torch.Tensor) else weights, dtype=np.float64)
