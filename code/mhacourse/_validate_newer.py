@@ -27,6 +27,7 @@ from ._validate import (
     check_all_finite,
     check_finite,
     check_heads,
+    check_mask,
     check_positive_int,
     check_same_dtype,
     check_tensor,
@@ -303,23 +304,49 @@ def check_y_memory(y, memory) -> None:
     check_finite("memory", memory, option=False)
 
 
-def check_cross_attention(y, memory, w, h) -> None:
+def check_memory_mask(y, memory, mask) -> None:
+    """``memory_key_padding_mask``: (B, S) for batched input, (S,) unbatched."""
+    if mask is None:
+        return
+    check_mask("memory_key_padding_mask", mask)
+    want = tuple(memory.shape[:-1])
+    if tuple(mask.shape) != want:
+        raise InputError(f"memory_key_padding_mask must have shape "
+                         f"{'(B, S)' if memory.ndim == 3 else '(S,)'} = {want}, True = "
+                         f"padding; got {tuple(mask.shape)}.")
+
+
+def check_tgt_mask(y, tgt_mask) -> None:
+    if tgt_mask is None:
+        return
+    check_mask("tgt_mask", tgt_mask)
+    L = y.shape[-2]
+    if tgt_mask.ndim < 2 or tuple(tgt_mask.shape[-2:]) != (L, L):
+        raise InputError(f"tgt_mask must end in (L, L) = ({L}, {L}), True = blocked "
+                         f"(mc.causal_mask(L)); got shape {tuple(tgt_mask.shape)}.")
+
+
+def check_cross_attention(y, memory, w, h, memory_key_padding_mask=None) -> None:
     from .multihead import MHAWeights
 
     check_y_memory(y, memory)
+    check_memory_mask(y, memory, memory_key_padding_mask)
     if not isinstance(w, MHAWeights):
         raise InputTypeError(f"w must be an MHAWeights (mc.random_weights or "
                              f"mc.from_torch); got {describe(w)}.")
     check_heads(y.shape[-1], h)
 
 
-def check_decoder_layer(y, memory, p, h, return_weights) -> None:
+def check_decoder_layer(y, memory, p, h, return_weights, tgt_mask=None,
+                        memory_key_padding_mask=None) -> None:
     from .decoder import DecoderLayerWeights
 
     if not isinstance(p, DecoderLayerWeights):
         raise InputTypeError(f"p must be a DecoderLayerWeights (from "
                              f"decoder_weights_from_torch); got {describe(p)}.")
     check_y_memory(y, memory)
+    check_tgt_mask(y, tgt_mask)
+    check_memory_mask(y, memory, memory_key_padding_mask)
     d = y.shape[-1]
     check_heads(d, h)
     check_bool("return_weights", return_weights)
@@ -494,6 +521,12 @@ def check_random_causal_lm(vocab, d_model, h, h_kv, n_layers, max_len, d_ff, see
     n = (2 * vocab + max_len) * d_model + n_layers * (
         4 * d_model * d_model + 2 * d_model * d_ff)
     check_size("random_causal_lm (parameters)", n)
+
+
+def check_layer_dict(p) -> None:
+    if not isinstance(p, dict) or not all(k in p for k in ("W_Q", "W_K", "W_V", "W_O")):
+        raise InputTypeError(f"p must be one CausalLM layer: a dict with W_Q, W_K, W_V, "
+                             f"W_O (and optional biases); got {describe(p)}.")
 
 
 def check_lm(model) -> None:

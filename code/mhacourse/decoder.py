@@ -47,7 +47,7 @@ def cross_attention(y, memory, w: MHAWeights, h: int,
     ``memory_key_padding_mask`` (B, S), True = padding.
     Returns ``(output (B, L, d_model), weights (B, h, L, S))``.
     """
-    check_cross_attention(y, memory, w, h)
+    check_cross_attention(y, memory, w, h, memory_key_padding_mask)
     return multi_head_attention(y, memory, memory, w, h,
                                 key_padding_mask=memory_key_padding_mask)
 
@@ -104,7 +104,8 @@ def decoder_layer(y, memory, p: DecoderLayerWeights, h: int, tgt_mask=None,
     Returns (B, L, d_model); with ``return_weights=True`` also the
     self-attention (B, h, L, L) and cross-attention (B, h, L, S) weights.
     """
-    check_decoder_layer(y, memory, p, h, return_weights)
+    check_decoder_layer(y, memory, p, h, return_weights, tgt_mask,
+                        memory_key_padding_mask)
 
     def ln(k, x):
         return layer_norm(x, p.gammas[k], p.betas[k], p.eps)

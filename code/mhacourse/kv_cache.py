@@ -114,6 +114,7 @@ def attention_step(x_new, w: MHAWeights, h: int, h_kv: int, cache: KVCache):
 def layer_weights(p: dict) -> MHAWeights:
     """The attention weights of one :class:`CausalLM` layer (``W_Q`` ..
     ``W_O``, biases ``b_Q`` .. ``b_O`` where the layer has them)."""
+    _v.check_layer_dict(p)
     return MHAWeights(**{f.name: p.get(f.name) for f in fields(MHAWeights)})
 
 
