@@ -44,6 +44,7 @@ import numpy as np
 import torch
 from torch import nn
 
+from . import _validate_analysis as _va
 from . import bert, explorer, tasks
 from . import tiny_model as tm
 from ._validate import InputFileError
@@ -145,6 +146,7 @@ def export_tiny(model: tm.TinyTransformer, path) -> Path:
 def export_minilm(path, model: bert.Bert | None = None) -> Path:
     """Write all-MiniLM-L6-v2 as an ONNX graph (:class:`MiniLMGraph`), float32,
     with a dynamic sequence length up to the model's 512 positions."""
+    _va.check_export_minilm(path, model)
     model = bert.load_model() if model is None else model
     cfg = model.config
     L = torch.export.Dim("L", min=1, max=cfg.max_len)
@@ -214,6 +216,7 @@ def precomputed_views(sentences=explorer.EXAMPLES) -> dict:
     "minilm": {sentence_index: {...}}}``; each layer's (h, L, L) weights
     :func:`quantize`-d.
     """
+    _va.check_precomputed(sentences)
     out: dict = {"sentences": list(sentences), "tiny": {}, "minilm": {}}
     for h, d_k in tiny_cells():
         for trained in (True, False):
@@ -236,6 +239,7 @@ def precomputed_views(sentences=explorer.EXAMPLES) -> dict:
 
 def tiny_entry(model: tm.TinyTransformer, trained: bool, file: Path) -> dict:
     """What the page prints about one tiny model."""
+    _va.check_tiny_entry(model, trained, file)
     h, d_k = model.cfg.h, model.cfg.d_k
     name = tm.model_name(h, d_k, trained)
     m = explorer.metrics().get(name, {})
@@ -264,6 +268,7 @@ def model_table() -> list[dict]:
 def build(out: Path, minilm: bool = True, log=print) -> dict:
     """Write everything the browser explorer loads into ``out``; return the
     manifest."""
+    _va.check_build(out, minilm)
     out = Path(out)
     (out / "models").mkdir(parents=True, exist_ok=True)
     (out / "tokenizers").mkdir(parents=True, exist_ok=True)
