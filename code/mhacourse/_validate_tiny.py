@@ -453,6 +453,9 @@ def check_decode_ids(ids) -> None:
 def check_task_config(c) -> None:
     check_positive_int("L", c.L, 10**5)
     check_positive_int("n_min", c.n_min)
+    if c.n_min < 2:
+        raise InputError(f"n_min must be at least 2 (a word never follows itself, so "
+                         f"a sequence needs two distinct words); got n_min = {c.n_min}.")
     check_positive_int("n_max", c.n_max)
     check_positive_int("vocab_size", c.vocab_size, 10**6)
     if not c.n_min <= c.n_max <= c.vocab_size:
