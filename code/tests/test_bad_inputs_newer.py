@@ -357,6 +357,26 @@ def _rows():
                 q = dataclasses.replace(p, **q)
             return dl(a[0], a[1], q, a[3], **k)
         add("decoder", f"layer-{name}", call, err, arg)
+    for name, fn, mask, arg in [
+        ("cross-mkpm-float01", "cross", torch.ones(2, 5), "memory_key_padding_mask"),
+        ("cross-mkpm-int", "cross", torch.zeros(2, 5, dtype=torch.long),
+         "memory_key_padding_mask"),
+        ("cross-mkpm-shape", "cross", torch.zeros(2, 4, dtype=torch.bool),
+         "memory_key_padding_mask must have shape (B, S) = (2, 5)"),
+        ("cross-mkpm-list", "cross", [[False] * 5] * 2, "memory_key_padding_mask"),
+        ("layer-mkpm-shape", "layer", torch.zeros(5, dtype=torch.bool),
+         "memory_key_padding_mask"),
+        ("layer-tgt-shape", "tgt", mc.causal_mask(4), "tgt_mask must end in (L, L)"),
+        ("layer-tgt-float01", "tgt", mc.causal_mask(3).float(), "tgt_mask"),
+        ("layer-tgt-list", "tgt", [[True]], "tgt_mask"),
+    ]:
+        def call(fn=fn, m=mask):
+            if fn == "cross":
+                return ca(Y, MEM, W8, 2, m)
+            if fn == "layer":
+                return dl(Y, MEM, dec_weights(), 2, memory_key_padding_mask=m)
+            return dl(Y, MEM, dec_weights(), 2, tgt_mask=m)
+        add("decoder", name, call, T if name.endswith("list") else E, arg)
     dwt = decoder.decoder_weights_from_torch
     for name, make, err, arg in [
         ("None", lambda: None, T, "layer"), ("linear", lambda: nn.Linear(2, 2), T, "layer"),
@@ -503,6 +523,9 @@ def _rows():
     for name, args, err, arg in [("B-0", (0,), E, "B"), ("max_len-0", (1, 0), E, "max_len"),
                                  ("B-str", ("1",), T, "B")]:
         add("kv_cache", f"new_caches-{name}", lambda a=args: LM.new_caches(*a), err, arg)
+    for name, bad in [("None", None), ("list", [LM.layers[0]]), ("no-W_Q", {"W_K": 1})]:
+        add("kv_cache", f"layer_weights-{name}",
+            lambda b=bad: kv_cache.layer_weights(b), T, "p")
     for name, bad in [("None", None), ("lm", LM)]:
         add("kv_cache", f"from_tiny-{name}", lambda b=bad: kv_cache.from_tiny_model(b), T,
             "model")
@@ -713,6 +736,7 @@ def _rows():
         add("tasks", f"decode-{name}", lambda b=bad: tasks.decode(b), err, arg)
     for name, kw, err, arg in [
         ("L-0", dict(L=0), E, "L"), ("n_min-0", dict(n_min=0), E, "n_min"),
+        ("n_min-1", dict(n_min=1), E, "n_min must be at least 2"),
         ("n_max-past-vocab", dict(n_max=10**4), E, "n_max"),
         ("vocab-str", dict(vocab_size="9"), T, "vocab_size"),
         ("n_min-past-n_max", dict(n_min=10, n_max=8), E, "n_min"),
@@ -753,6 +777,52 @@ def _rows():
     ]:
         add("plotting", f"attention_statistics-{name}",
             lambda a=args: head_analysis.attention_statistics(*a), InputError, arg)
+    ha = head_analysis
+    for name, fn, err, arg in [
+        ("attentions-str", lambda: ha.attention_statistics("A", [toks]), T, "attentions"),
+        ("tokens-None", lambda: ha.attention_statistics([A4], None), T, "tokens"),
+        ("attentions-list", lambda: ha.attention_statistics([[[0.5]]], [toks]), T,
+         "attentions[0]"),
+        ("attentions-int", lambda: ha.attention_statistics([A4.long()], [toks]), E,
+         "attentions[0]"),
+        ("attentions-nan", lambda: ha.attention_statistics(
+            [with_value(A4, (0, 0, 1, 1), NAN)], [toks]), E, "attentions[0]"),
+        ("tokens-str", lambda: ha.attention_statistics([A4], ["[CLS] the"]), T, "tokens[0]"),
+        ("head_statistics-texts", lambda: ha.head_statistics("one sentence"), T, "texts"),
+        ("head_statistics-empty", lambda: ha.head_statistics([]), T, "texts"),
+        ("head_statistics-model", lambda: ha.head_statistics(["a b"], model="minilm"), T,
+         "model"),
+        ("classify-stats", lambda: ha.classify_heads(None), T, "stats"),
+        ("classify-threshold", lambda: ha.classify_heads(_stats(), threshold=2), E,
+         "threshold"),
+        ("classify-broad", lambda: ha.classify_heads(_stats(), broad="x"), T, "broad"),
+        ("class_counts", lambda: ha.class_counts(3), T, "labels"),
+        ("word_attention-A", lambda: ha.word_attention(None, [[1]]), T, "A"),
+        ("word_attention-spans", lambda: ha.word_attention(A4[0, 0], [[5]]), E, "spans"),
+        ("claim-str", lambda: ha.check_claim("it"), T, "claim"),
+        ("claim-top", lambda: ha.check_claim(ha.SEED_CLAIMS[0], top=0), E, "top"),
+        ("claims-str", lambda: ha.check_claims("claims"), T, "claims"),
+        ("ablation-texts", lambda: ha.ablation_ranking(texts=None), T, "texts"),
+        ("ablation-cache", lambda: ha.ablation_ranking(["a b"], cache="c"), T, "cache"),
+        ("pruning-order", lambda: ha.pruning_curve(order="0,1"), T, "order"),
+        ("pruning-pair", lambda: ha.pruning_curve(order=[(0,)]), T, "order[0]"),
+        ("pruning-float", lambda: ha.pruning_curve(order=[(0, 1.5)]), T, "order[0][1]"),
+        ("report", lambda: ha.report(None), T, "a"),
+    ]:
+        add("plotting", f"head_analysis-{name}", fn, err, arg)
+    for name, fn, err, arg in [
+        ("precomputed", lambda: wx.precomputed_views("The cat."), T, "sentences"),
+        ("precomputed-None", lambda: wx.precomputed_views([None]), T, "sentences[0]"),
+        ("export_minilm-path", lambda: wx.export_minilm(None), T, "path"),
+        ("export_minilm-model", lambda: wx.export_minilm("m.onnx", "minilm"), T, "model"),
+        ("tiny_entry-model", lambda: wx.tiny_entry(None, True, Path("x")), T, "model"),
+        ("tiny_entry-trained", lambda: wx.tiny_entry(TINY, "yes", Path("x")), T, "trained"),
+        ("tiny_entry-file", lambda: wx.tiny_entry(TINY, True, Path("/nonexistent/x")), E,
+         "file"),
+        ("build-out", lambda: wx.build(None), T, "out"),
+        ("build-minilm", lambda: wx.build("out", minilm="no"), T, "minilm"),
+    ]:
+        add("web_export", name, fn, err, arg)
     add("plotting", "png-signature", lambda: figure_text.png_text_entries(b"GIF89a.."),
         InputError, "png")
     for name, call_, arg in [
@@ -776,6 +846,12 @@ def _rows():
         add("plotting", f"head_split-{name}", lambda a=args: head_split_figure(*a),
             InputError, arg)
     return R
+
+
+@functools.cache
+def _stats():
+    toks = ["[CLS]", "the", "cat", "[SEP]"]
+    return head_analysis.attention_statistics([torch.full((1, 1, 4, 4), 0.25)], [toks])
 
 
 ROWS = _rows()
