@@ -1,5 +1,6 @@
-"""Input checks for :mod:`mhacourse.head_analysis` and the rest of
-:mod:`mhacourse.web_export` (the rules: :mod:`mhacourse._validate_newer`):
+"""Input checks for :mod:`mhacourse.head_analysis`, the rest of
+:mod:`mhacourse.web_export` and :func:`mhacourse.decoder.decoder_weights_from_torch`
+(the rules: :mod:`mhacourse._validate_newer`):
 each public entry point calls one function from here at its top.
 """
 from __future__ import annotations
@@ -182,3 +183,23 @@ def check_build(out, minilm) -> None:
 
     check_path("out", out)
     check_bool("minilm", minilm)
+
+
+# --- decoder ------------------------------------------------------------
+
+def check_decoder_torch_layer(layer) -> None:
+    import torch.nn.functional as F
+    from torch import nn
+
+    if not isinstance(layer, nn.TransformerDecoderLayer):
+        raise InputTypeError(f"layer must be an nn.TransformerDecoderLayer; got "
+                             f"{describe(layer)}.")
+    if layer.linear1.bias is None or layer.norm1.bias is None:
+        raise InputError("layer was made with bias=False; the course's decoder_layer "
+                         "has biases: make the layer with bias=True.")
+    act = layer.activation
+    ok = act is F.relu or isinstance(act, nn.ReLU) or act is F.gelu or (
+        isinstance(act, nn.GELU) and act.approximate == "none")
+    if not ok:
+        raise InputError(f"layer.activation must be relu or gelu (exact) for the "
+                         f"course's decoder_layer; got {describe(act)}.")

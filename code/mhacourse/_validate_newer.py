@@ -372,21 +372,6 @@ def check_decoder_layer(y, memory, p, h, return_weights, tgt_mask=None,
     check_same_dtype(y=y, W_1=p.W_1, gamma_1=p.gammas[0])
 
 
-def check_decoder_torch_layer(layer) -> None:
-    import torch.nn.functional as F
-    from torch import nn
-
-    if not isinstance(layer, nn.TransformerDecoderLayer):
-        raise InputTypeError(f"layer must be an nn.TransformerDecoderLayer; got "
-                             f"{describe(layer)}.")
-    act = layer.activation
-    ok = act is F.relu or isinstance(act, nn.ReLU) or act is F.gelu or (
-        isinstance(act, nn.GELU) and act.approximate == "none")
-    if not ok:
-        raise InputError(f"layer.activation must be relu or gelu (exact) for the "
-                         f"course's decoder_layer; got {describe(act)}.")
-
-
 # --- kv_cache -------------------------------------------------------------
 
 def check_kv_cache_sizes(B, h_kv, d_k, max_len, dtype) -> None:

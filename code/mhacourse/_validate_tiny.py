@@ -235,6 +235,12 @@ def check_data(name, data, cfg=None, *, need_parts=False):
     if not (x.shape == y.shape == kind.shape):
         raise InputError(f"{name}: x, y and kind must have one shape (N, L); got "
                          f"{tuple(x.shape)}, {tuple(y.shape)}, {tuple(kind.shape)}.")
+    y_ref, kind_ref = tasks.targets(x)
+    if not torch.equal(kind, kind_ref) or (y is not x and not torch.equal(
+            y[kind != tasks.NOT_SCORED], y_ref[kind != tasks.NOT_SCORED])):
+        raise InputError(f"{name}: y and kind are not the task's targets of x; the "
+                         "scores would be silently wrong. Use (x, *tasks.targets(x)) "
+                         "or tasks.sample(n, seed=...).")
     if need_parts:
         for k in (tasks.PREVIOUS, tasks.LOOKUP):
             if not bool((kind == k).any()):

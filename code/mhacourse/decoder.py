@@ -29,11 +29,8 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from ._validate_newer import (
-    check_cross_attention,
-    check_decoder_layer,
-    check_decoder_torch_layer,
-)
+from ._validate_analysis import check_decoder_torch_layer
+from ._validate_newer import check_cross_attention, check_decoder_layer
 from .block import feed_forward, layer_norm
 from .multihead import MHAWeights, from_torch, multi_head_attention
 
