@@ -384,6 +384,8 @@ def _rows():
          "layer"),
         ("tanh", lambda: nn.TransformerDecoderLayer(8, 2, 16, activation=torch.tanh,
                                                     batch_first=True), E, "activation"),
+        ("bias-False", lambda: nn.TransformerDecoderLayer(8, 2, 16, bias=False,
+                                                          batch_first=True), E, "bias=False"),
         ("gelu-tanh", lambda: nn.TransformerDecoderLayer(
             8, 2, 16, activation=nn.GELU(approximate="tanh"), batch_first=True), E,
          "activation"),
@@ -588,6 +590,7 @@ def _rows():
          E, "max_len"),
         ("kind-5", (x, y, kind + 5), E, "kind"),
         ("too-short", (x[:, :2], y[:, :2], kind[:, :2]), E, "data"),
+        ("kind-not-targets", (x, y, kind.flip(1)), E, "not the task's targets"),
     ]:
         add("tiny_model", f"head_scores-{name}", lambda d=data: tm.head_scores(TINY, d), err,
             arg)
@@ -598,6 +601,7 @@ def _rows():
         ("batch-str", (TINY, DATA), dict(batch="8"), T, "batch"),
         ("no-lookup", (TINY, (x[:, :2], y[:, :2], kind[:, :2])), {}, E, "lookup"),
         ("x-float", (TINY, (x.float(), y, kind)), {}, E, "data: x"),
+        ("y-not-targets", (TINY, (x, y.roll(1, 0), kind)), {}, E, "not the task's targets"),
     ]:
         add("tiny_model", f"evaluate-{name}", lambda a=args, k=kw: tm.evaluate(*a, **k), err,
             arg)
@@ -763,6 +767,7 @@ def _rows():
         ("x-float", (x.float(), y, kind), E, "x"),
         ("no-lookup", (x[:, :2], y[:, :2], kind[:, :2]), E, "lookup"),
         ("shapes", (x, y[:, :3], kind), E, "shape"),
+        ("y-not-targets", (x, y.roll(1, 0), kind), E, "not the task's targets"),
     ]:
         add("tasks", f"baselines-{name}", lambda a=args: tasks.baselines(*a), err, arg)
 
