@@ -171,7 +171,11 @@ def check_pad_batch(sequences, pad_value, allow_nonfinite) -> None:
     check_same_dtype(**{f"sequences[{i}]": x for i, x in enumerate(sequences)})
     for i, x in enumerate(sequences):
         check_finite(f"sequences[{i}]", x, allow_nonfinite)
-    check_real("pad_value", pad_value, allow_nonfinite=allow_nonfinite)
+    v = check_real("pad_value", pad_value, allow_nonfinite=allow_nonfinite)
+    top = min(torch.finfo(sequences[0].dtype).max, 2.0**62)
+    if math.isfinite(v) and abs(v) > top:
+        raise InputError(f"pad_value = {pad_value!r} does not fit the sequences' dtype "
+                         f"{sequences[0].dtype} (at most {top:.3g} in size); use 0.0.")
 
 
 def check_batch_mask(causal) -> None:

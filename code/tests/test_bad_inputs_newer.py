@@ -171,7 +171,8 @@ def _rows():
         add("batching", f"pad-{name}", lambda b=bad: pad(b), err, arg)
     for name, bad, err in [("str", "0", T), ("None", None, T), ("nan", NAN, E),
                            ("inf", -INF, E), ("bool", True, T),
-                           ("tensor", torch.tensor(0.0), T), ("list", [0.0], T)]:
+                           ("tensor", torch.tensor(0.0), T), ("list", [0.0], T),
+                           ("huge-int", 2**70, E), ("past-float32", 1e300, E)]:
         add("batching", f"pad_value-{name}", lambda b=bad: pad([SEQ_A, SEQ_B], b),
             err, "pad_value")
     add("batching", "pad-allow-str", lambda: pad([SEQ_A], allow_nonfinite="yes"), T,
