@@ -182,11 +182,22 @@ def check_batch_mask(causal) -> None:
     check_bool("causal", causal)
 
 
-def check_dropout(p, training, generator) -> None:
-    check_real("dropout probability p", p, low=0.0, high=1.0, high_open=True,
-               what="a number in [0, 1) (p = 1 would drop every weight)")
+def check_dropout(p, training, generator, Q=None) -> None:
+    p = check_real("dropout probability p", p, low=0.0, high=1.0, high_open=True,
+                   what="a number in [0, 1) (p = 1 would drop every weight)")
     check_bool("training", training)
     check_generator("generator", generator)
+    if training and isinstance(Q, torch.Tensor) and Q.dtype in FLOAT_DTYPES:
+        check_dropout_scale(p, Q.dtype)  # the weights are at most 1
+
+
+def check_dropout_scale(p, dtype, peak: float = 1.0) -> None:
+    """The kept weights are divided by ``1 - p``: refuse a ``p`` so close to 1
+    that they overflow the dtype (float16: 1 / (1 - p) > 65504)."""
+    if p and peak * (1.0 / (1.0 - p)) > torch.finfo(dtype).max:
+        raise InputError(f"dropout probability p = {p!r} scales the kept weights by "
+                         f"1 / (1 - p) = {1 / (1 - p):.3g}, past {dtype}'s largest "
+                         "number (they would become inf); use a smaller p or float32.")
 
 
 def check_attention_dropout(weights, p, training, generator, allow_nonfinite) -> None:
@@ -194,6 +205,8 @@ def check_attention_dropout(weights, p, training, generator, allow_nonfinite) ->
     check_dropout(p, training, generator)
     check_bool("allow_nonfinite", allow_nonfinite)
     check_finite("weights", weights, allow_nonfinite)
+    if training and weights.numel() and not allow_nonfinite:
+        check_dropout_scale(p, weights.dtype, float(weights.detach().abs().max()))
 
 
 # --- positions ------------------------------------------------------------
@@ -580,9 +593,3 @@ def check_new_caches(B, max_len) -> None:
     check_positive_int("B", B)
     if max_len is not None:
         check_positive_int("max_len", max_len)
-
-
-def check_tiny_model(model, name: str = "model") -> None:
-    from ._validate_tiny import check_tiny_model as check
-
-    check(model, name)

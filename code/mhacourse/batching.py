@@ -97,7 +97,7 @@ def attention_with_dropout(Q, K, V, mask=None, p: float = 0.0,
     Returns ``(output (..., L, d_v), weights after dropout (..., L, S))``,
     which is what ``nn.MultiheadAttention(dropout=p)`` returns in training.
     """
-    check_dropout(p, training, generator)
+    check_dropout(p, training, generator, Q)
     _, A = scaled_dot_product_attention(Q, K, V, mask)  # (..., L, S)
     A = attention_dropout(A, p, training, generator)  # (..., L, S)
     return A @ V, A  # (..., L, d_v), (..., L, S)

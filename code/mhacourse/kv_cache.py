@@ -31,6 +31,7 @@ import torch
 
 from . import _validate_newer as _v
 from ._validate import check_heads
+from ._validate_tiny import check_tiny_model
 from .attention import scaled_dot_product_attention
 from .block import feed_forward, layer_norm
 from .gqa import check_kv_heads, grouped_query_attention
@@ -204,7 +205,7 @@ def random_causal_lm(vocab: int, d_model: int, h: int, h_kv: int, n_layers: int,
 def from_tiny_model(model) -> CausalLM:
     """The weights of a :class:`mhacourse.tiny_model.TinyTransformer` (MHA,
     with biases) as a :class:`CausalLM`, to decode it with caches."""
-    _v.check_tiny_model(model)
+    check_tiny_model(model)
     layers = []
     for blk in model.blocks:
         a = blk.attn

@@ -204,6 +204,12 @@ def _rows():
                            ("inf", INF, E), ("str", "0.1", T), ("None", None, T),
                            ("bool", True, T), ("tensor", torch.tensor(0.1), T),
                            ("two", 2, E)]:
+        if name == "two":
+            add("batching", "dropout-p-overflows-float16",
+                lambda: drop(A_W.half(), 0.99999), E, "dropout probability p")
+            add("batching", "with_dropout-p-overflows-float16",
+                lambda: awd(QKV.half(), QKV.half(), QKV.half(), p=0.99999), E,
+                "dropout probability p")
         add("batching", f"dropout-p-{name}", lambda b=bad: drop(A_W, b), err,
             "dropout probability p")
     for name, bad in [("str", "yes"), ("None", None), ("int", 1)]:
