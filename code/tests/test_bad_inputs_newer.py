@@ -33,12 +33,19 @@ from mhacourse import tiny_model as tm  # noqa: E402
 from mhacourse import web_export as wx  # noqa: E402
 from mhacourse._validate import InputError, InputFileError, InputTypeError  # noqa: E402
 from mhacourse.plotting import (  # noqa: E402
+    attention_heatmap,
+    block_diagram,
+    figure_png,
     figure_text,
     head_blocks,
     head_class_grid,
     head_split_figure,
     head_value_grid,
+    heads_grid,
+    kv_sharing_diagram,
+    png_html,
     ratio_bars,
+    top_attended,
 )
 
 G = torch.Generator().manual_seed(23)
@@ -851,6 +858,43 @@ def _rows():
             finally:
                 plt.close(fig)
         add("plotting", name, call, InputError, arg)
+    W3 = np.full((3, 3), 1 / 3)
+    tk = ["a", "b", "c"]
+    for name, fn, err, arg in [
+        ("heatmap-None", lambda ax: attention_heatmap(ax, None, tk), T, "weights"),
+        ("heatmap-str", lambda ax: attention_heatmap(ax, "w", tk), T, "weights"),
+        ("heatmap-1d", lambda ax: attention_heatmap(ax, np.ones(3), tk), E, "weights"),
+        ("heatmap-nan", lambda ax: attention_heatmap(ax, np.full((3, 3), NAN), tk), E,
+         "weights"),
+        ("heatmap-tokens", lambda ax: attention_heatmap(ax, W3, tk[:2]), E, "q_tokens"),
+        ("heatmap-tokens-str", lambda ax: attention_heatmap(ax, W3, "abc"), T, "q_tokens"),
+        ("heatmap-k_tokens", lambda ax: attention_heatmap(ax, W3, tk, ["x"]), E, "k_tokens"),
+        ("block_diagram-pre_ln", lambda ax: block_diagram(ax, "yes"), T, "pre_ln"),
+        ("kv_sharing-h_kv", lambda ax: kv_sharing_diagram(ax, 8, 3), E, "h_kv"),
+        ("kv_sharing-h", lambda ax: kv_sharing_diagram(ax, 0, 1), E, "h"),
+    ]:
+        def call(c=fn):
+            fig, ax = plt.subplots()
+            try:
+                return c(ax)
+            finally:
+                plt.close(fig)
+        add("plotting", name, call, err, arg)
+    for name, fn, err, arg in [
+        ("heads_grid-2d", lambda: heads_grid(W3, tk), E, "weights"),
+        ("heads_grid-ncols", lambda: heads_grid(W3[None], tk, ncols=0), E, "ncols"),
+        ("top_attended-tokens", lambda: top_attended(W3, tk[:1]), E, "q_tokens"),
+        ("top_attended-queries", lambda: top_attended(W3, tk, queries=[5]), E, "queries[0]"),
+        ("top_attended-queries-str", lambda: top_attended(W3, tk, queries="0"), T,
+         "queries"),
+        ("top_attended-complex", lambda: top_attended(torch.ones(3, 3, dtype=torch.cfloat),
+                                                      tk), T, "weights"),
+        ("figure_png-None", lambda: figure_png(None), T, "fig"),
+        ("png_html-str", lambda: png_html("png", "alt"), T, "png"),
+        ("png_html-alt", lambda: png_html(b"png", None), T, "alt"),
+        ("png_html-alt-empty", lambda: png_html(b"png", "  "), E, "alt"),
+    ]:
+        add("plotting", name, fn, err, arg)
     for name, args, arg in [
         ("split-sizes", (np.arange(12).reshape(3, 4), np.zeros((2, 3, 3))), "blocks"),
         ("split-distinct", (np.zeros((2, 4)), np.zeros((2, 2, 2))), "distinct"),
