@@ -78,7 +78,8 @@ def attention_dropout(weights: torch.Tensor, p: float, training: bool = True,
     ``m ~ Bernoulli(1 - p)`` in training, ``A`` unchanged in evaluation.
 
     Shapes: ``weights`` (..., L, S) -> the same shape. ``E[result] = weights``,
-    but a row of the result sums to 1 only on average.
+    but a row of the result sums to 1 only on average. NaN or inf in
+    ``weights`` is refused unless ``allow_nonfinite=True``.
     """
     check_attention_dropout(weights, p, training, generator, allow_nonfinite)
     if not training or p == 0.0:

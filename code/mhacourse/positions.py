@@ -68,6 +68,7 @@ def rotary(x: torch.Tensor, positions: torch.Tensor | None = None,
 
     Shapes: ``x`` (..., L, d) with d even; ``positions`` (L,), default
     ``0..L-1`` -> (..., L, d). Applied to queries and keys, never to values.
+    NaN or inf in ``x`` is refused unless ``allow_nonfinite=True``.
     """
     check_rotary(x, positions, base, allow_nonfinite)
     L, d = x.shape[-2:]
