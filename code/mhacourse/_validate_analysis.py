@@ -39,6 +39,14 @@ def check_texts(name: str, texts) -> None:
                                  f"got {describe(s)}.")
 
 
+def check_bert(model, none_ok: bool = False) -> None:
+    if model is None and none_ok:
+        return
+    if model is None:
+        raise InputTypeError("model must be a model loaded with mc.load_model(); got None.")
+    _check_model(model)
+
+
 # --- head_analysis ------------------------------------------------------
 
 def check_attention_statistics(attentions, tokens) -> None:

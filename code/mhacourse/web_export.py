@@ -89,6 +89,7 @@ class TinyGraph(nn.Module):
     ``(logits (B, L, V), A_1, ..., A_n)``, each ``A_l`` (B, h, L, L)."""
 
     def __init__(self, model: tm.TinyTransformer):
+        check_tiny_model(model)
         super().__init__()
         self.model = model.eval()
 
@@ -104,6 +105,7 @@ class MiniLMGraph(nn.Module):
     sentence: :func:`bert.mean_pool_core` with every token real)."""
 
     def __init__(self, model: bert.Bert):
+        _va.check_bert(model)
         super().__init__()
         self.bert = model
 
@@ -189,6 +191,7 @@ def minilm_tokenizer_json(model: bert.Bert | None = None) -> dict:
     """MiniLM's own ``tokenizer.json``, with its padding and truncation to 128
     tokens switched off, as :func:`bert.load_model` does (the explorer pads
     nothing and truncates itself, as :func:`bert.tokenize` does)."""
+    _va.check_bert(model, none_ok=True)
     model = bert.load_model() if model is None else model
     spec = json.loads((model.path / "tokenizer.json").read_text())
     spec["padding"] = None

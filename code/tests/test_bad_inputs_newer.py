@@ -839,6 +839,10 @@ def _rows():
         ("tiny_entry-file", lambda: wx.tiny_entry(TINY, True, Path("/nonexistent/x")), E,
          "file"),
         ("build-out", lambda: wx.build(None), T, "out"),
+        ("TinyGraph-None", lambda: wx.TinyGraph(None), T, "model"),
+        ("MiniLMGraph-None", lambda: wx.MiniLMGraph(None), T, "model"),
+        ("MiniLMGraph-tiny", lambda: wx.MiniLMGraph(TINY), T, "model"),
+        ("tokenizer_json-str", lambda: wx.minilm_tokenizer_json("minilm"), T, "model"),
         ("build-minilm", lambda: wx.build("out", minilm="no"), T, "minilm"),
     ]:
         add("web_export", name, fn, err, arg)
