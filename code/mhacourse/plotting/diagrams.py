@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from matplotlib.patches import Ellipse, FancyArrowPatch, FancyBboxPatch, Rectangle
 
-from .._validate_analysis import check_block_diagram, check_kv_sharing
+from ._checks import check_block_diagram, check_kv_sharing
 
 _BLOCK_COLOURS = {  # Okabe-Ito edges; the fills are light tints of them
     "attn": ("#0072b2", "#cfe3f1"),

@@ -12,8 +12,8 @@ from typing import Sequence
 
 import matplotlib.pyplot as plt
 
-from .. import _validate_analysis as _v
 from .._arrays import to_numpy
+from . import _checks as _v
 from .colours import CMAP
 
 
