@@ -250,12 +250,13 @@ def check_positions(positions, L: int | None, *, integer=False,
 
 def check_rotary_angles(positions, d, base) -> None:
     check_positions(positions, None)
-    check_even_width("d (head width)", d)
+    d = check_even_width("d (head width)", d)
+    check_size("rotary_angles (L x d/2)", positions.numel() * d // 2)
     check_base(base)
 
 
 def check_even_width(name: str, d) -> int:
-    d = check_positive_int(name, d)
+    d = check_positive_int(name, d, 2**20, "memory")
     if d % 2:
         raise InputError(f"rotary positions rotate pairs of coordinates, so the "
                          f"head width {name} must be even; got {d}.")

@@ -268,6 +268,8 @@ def _rows():
         ("pos-nan", (torch.tensor([0.0, NAN]), 4), E, "positions"),
         ("d-odd", (torch.arange(2), 3), E, "d (head width)"),
         ("d-0", (torch.arange(2), 0), E, "d (head width)"),
+        ("d-huge", (torch.arange(2), 2**70), E, "d (head width)"),
+        ("size-huge", (torch.arange(10**6), 2**20), E, "too large"),
         ("base-0", (torch.arange(2), 4, 0), E, "base"),
     ]:
         add("positions", f"angles-{name}", lambda a=args: ang(*a), err, arg)
