@@ -74,6 +74,8 @@ def describe(value) -> str:
     if isinstance(value, np.ndarray):
         return f"ndarray ({value.dtype}, shape {value.shape})"
     text = repr(value)
+    if "\n" in text:  # one line (an nn.Module's repr has many)
+        text = " ".join(text.split())
     if len(text) > 40:
         text = text[:37] + "..."
     return f"{type(value).__name__} {text}"

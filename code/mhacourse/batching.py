@@ -24,28 +24,26 @@ from __future__ import annotations
 import torch
 
 from ._validate import check_positive_int
+from ._validate_newer import (
+    check_attention_dropout,
+    check_batch_mask,
+    check_dropout,
+    check_pad_batch,
+)
 from .attention import attention_core, check_attention_inputs
 from .masks import causal_mask, padding_mask
 
 
-def pad_batch(sequences, pad_value: float = 0.0):
+def pad_batch(sequences, pad_value: float = 0.0, allow_nonfinite: bool = False):
     """Stack sequences of different lengths into one padded batch.
 
     Shapes: ``sequences`` a list of B tensors (n_b, d) -> ``(padded (B, S, d),
     lengths (B,))`` with ``S = max n_b``; rows ``n_b..S-1`` of sentence ``b``
-    hold ``pad_value``.
+    hold ``pad_value``. Every sequence must be a float tensor of one dtype,
+    without NaN or inf unless ``allow_nonfinite=True``.
     """
-    if not sequences:
-        raise ValueError("pad_batch needs at least one sequence; got none.")
-    bad = [tuple(x.shape) for x in sequences
-           if not isinstance(x, torch.Tensor) or x.ndim != 2 or x.shape[0] == 0]
-    if bad:
-        raise ValueError(f"every sequence must be a (tokens, d) tensor with at "
-                         f"least one token; got shapes {bad}.")
+    check_pad_batch(sequences, pad_value, allow_nonfinite)
     widths = {x.shape[1] for x in sequences}
-    if len(widths) != 1:
-        raise ValueError(f"every sequence must have the same width d; got "
-                         f"{sorted(widths)}.")
     lengths = torch.tensor([x.shape[0] for x in sequences])  # (B,)
     S, d = int(lengths.max()), widths.pop()
     padded = torch.full((len(sequences), S, d), pad_value,
@@ -66,6 +64,7 @@ def batch_mask(lengths, L: int, causal: bool = False) -> torch.Tensor:
     blocked; their outputs are meaningless and are ignored downstream.
     """
     check_positive_int("L (sequence length)", L)
+    check_batch_mask(causal)
     pad = padding_mask(lengths, L)[:, None, None, :]  # (B, 1, 1, L)
     if not causal:
         return pad.expand(-1, 1, L, L)  # (B, 1, L, L)
@@ -73,16 +72,16 @@ def batch_mask(lengths, L: int, causal: bool = False) -> torch.Tensor:
 
 
 def attention_dropout(weights: torch.Tensor, p: float, training: bool = True,
-                      generator: torch.Generator | None = None) -> torch.Tensor:
+                      generator: torch.Generator | None = None,
+                      allow_nonfinite: bool = False) -> torch.Tensor:
     """Inverted dropout on attention weights: ``A * m / (1 - p)`` with
     ``m ~ Bernoulli(1 - p)`` in training, ``A`` unchanged in evaluation.
 
     Shapes: ``weights`` (..., L, S) -> the same shape. ``E[result] = weights``,
-    but a row of the result sums to 1 only on average.
+    but a row of the result sums to 1 only on average. NaN or inf in
+    ``weights`` is refused unless ``allow_nonfinite=True``.
     """
-    if not isinstance(p, (int, float)) or not 0.0 <= p < 1.0:
-        raise ValueError(f"dropout probability p must be a number in [0, 1); "
-                         f"got {p!r}. (p = 1 would drop every weight.)")
+    check_attention_dropout(weights, p, training, generator, allow_nonfinite)
     if not training or p == 0.0:
         return weights
     keep = torch.empty_like(weights).bernoulli_(1.0 - p, generator=generator)
@@ -99,6 +98,7 @@ def attention_with_dropout(Q, K, V, mask=None, p: float = 0.0,
     Returns ``(output (..., L, d_v), weights after dropout (..., L, S))``,
     which is what ``nn.MultiheadAttention(dropout=p)`` returns in training.
     """
+    check_dropout(p, training, generator, Q)
     mask = check_attention_inputs(Q, K, V, mask)
     return attention_core(Q, K, V, mask, dropout=lambda A: attention_dropout(
         A, p, training, generator))  # (..., L, d_v), (..., L, S)

@@ -29,6 +29,8 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
+from ._validate_analysis import check_decoder_torch_layer
+from ._validate_newer import check_cross_attention, check_decoder_layer
 from .block import feed_forward, layer_norm
 from .multihead import MHAWeights, from_torch, multi_head_attention
 
@@ -42,6 +44,7 @@ def cross_attention(y, memory, w: MHAWeights, h: int,
     ``memory_key_padding_mask`` (B, S), True = padding.
     Returns ``(output (B, L, d_model), weights (B, h, L, S))``.
     """
+    check_cross_attention(y, memory, w, h, memory_key_padding_mask)
     return multi_head_attention(y, memory, memory, w, h,
                                 key_padding_mask=memory_key_padding_mask)
 
@@ -71,6 +74,7 @@ class DecoderLayerWeights:
 def decoder_weights_from_torch(layer: nn.TransformerDecoderLayer
                                ) -> DecoderLayerWeights:
     """Read an ``nn.TransformerDecoderLayer(batch_first=True)``'s weights."""
+    check_decoder_torch_layer(layer)
     act = layer.activation
     name = "gelu" if act is F.gelu or isinstance(act, nn.GELU) else "relu"
     norms = (layer.norm1, layer.norm2, layer.norm3)
@@ -97,6 +101,9 @@ def decoder_layer(y, memory, p: DecoderLayerWeights, h: int, tgt_mask=None,
     Returns (B, L, d_model); with ``return_weights=True`` also the
     self-attention (B, h, L, L) and cross-attention (B, h, L, S) weights.
     """
+    check_decoder_layer(y, memory, p, h, return_weights, tgt_mask,
+                        memory_key_padding_mask)
+
     def ln(k, x):
         return layer_norm(x, p.gammas[k], p.betas[k], p.eps)
 

@@ -42,6 +42,8 @@ from dataclasses import dataclass
 
 import torch
 
+from . import _validate_analysis as _v
+from ._validate import InputError
 from .bert import (
     Bert,
     add_norm_ffn,
@@ -138,23 +140,24 @@ def attention_statistics(attentions, tokens) -> HeadStats:
     summing to 1; ``tokens[s]`` its n tokens (``[CLS]`` first, ``[SEP]``
     last). Query rows: every token that is not ``[CLS]`` or ``[SEP]``.
     """
+    _v.check_attention_statistics(attentions, tokens)
     if len(attentions) != len(tokens) or not attentions:
-        raise ValueError(
-            f"give one attention tensor per token list (at least one); got "
+        raise InputError(
+            f"attentions and tokens: give one attention tensor per token list (at least one); got "
             f"{len(attentions)} tensors and {len(tokens)} token lists."
         )
     sums, n_rows = None, 0
     for s, (A, toks) in enumerate(zip(attentions, tokens)):
         n = A.shape[-1]
         if A.ndim != 4 or A.shape[-2] != n or len(toks) != n:
-            raise ValueError(
-                f"sentence {s}: attention must be (n_layers, h, n, n) with n = "
+            raise InputError(
+                f"attentions[{s}]: attention must be (n_layers, h, n, n) with n = "
                 f"{len(toks)} tokens; got shape {tuple(A.shape)}."
             )
         q = torch.tensor([i for i, t in enumerate(toks) if t not in SPECIAL])
         if len(q) == 0 or q.min() == 0 or q.max() == n - 1:
-            raise ValueError(
-                f"sentence {s}: tokens must start with [CLS], end with [SEP] "
+            raise InputError(
+                f"tokens[{s}]: tokens must start with [CLS], end with [SEP] "
                 f"and hold at least one word; got {toks}."
             )
         A = A.double()
@@ -189,6 +192,7 @@ def sentence_attentions(out) -> list[torch.Tensor]:
 
 def head_statistics(texts=SENTENCES, model: Bert | None = None) -> HeadStats:
     """:func:`attention_statistics` of the model on ``texts``."""
+    _v.check_head_statistics(texts, model)
     out = encode(list(texts), model=model)
     return attention_statistics(sentence_attentions(out), out.tokens)
 
@@ -203,6 +207,7 @@ def classify_heads(stats: HeadStats, threshold: float = THRESHOLD,
     names the head if it is ``>= threshold``; else ``"broad"`` if
     ``entropy_norm >= broad``; else ``"mixed"``.
     """
+    _v.check_classify_heads(stats, threshold, broad)
     scores = torch.stack(
         [stats.prev, stats.next, stats.self_, stats.sink])  # (4, n_layers, h)
     best, which = scores.max(dim=0)  # (n_layers, h)
@@ -223,6 +228,7 @@ def classify_heads(stats: HeadStats, threshold: float = THRESHOLD,
 
 def class_counts(labels) -> dict[str, int]:
     """How many heads fall in each class, in :data:`CLASSES` order."""
+    _v.check_class_counts(labels)
     flat = [c for row in labels for c in row]
     return {c: flat.count(c) for c in CLASSES}
 
@@ -284,6 +290,7 @@ def word_attention(A: torch.Tensor, spans: list[list[int]]) -> torch.Tensor:
     al. 2019). Attention to ``[CLS]``/``[SEP]`` is left out, so rows sum to
     at most 1.
     """
+    _v.check_word_attention(A, spans)
     rows = torch.stack([A[..., s, :].mean(-2) for s in spans], dim=-2)  # (..., W, n)
     return torch.stack([rows[..., s].sum(-1) for s in spans], dim=-1)  # (..., W, W)
 
@@ -291,13 +298,14 @@ def word_attention(A: torch.Tensor, spans: list[list[int]]) -> torch.Tensor:
 def check_claim(claim: Claim, model: Bert | None = None, top: int = 3,
                 out=None) -> ClaimResult:
     """Measure one claim over all heads; see :class:`ClaimResult`."""
+    _v.check_claim_args(claim, model, top)
     out = encode(claim.sentence, model=model) if out is None else out
     words = out.words(0)
     names = [w for w, _ in words]
     index = {}
     for role in (claim.source, claim.target, claim.alternative):
         if role not in names:
-            raise ValueError(f"{role!r} is not a word of {claim.sentence!r}; "
+            raise InputError(f"claim: {role!r} is not a word of {claim.sentence!r}; "
                              f"its words are {names}.")
         index[role] = names.index(role)  # the first occurrence
     A = sentence_attentions(out)[0]  # (n_layers, h, n, n)
@@ -318,6 +326,7 @@ def check_claim(claim: Claim, model: Bert | None = None, top: int = 3,
 def check_claims(claims=SEED_CLAIMS, model: Bert | None = None,
                  top: int = 3) -> list[ClaimResult]:
     """:func:`check_claim` for each claim."""
+    _v.check_claims_args(claims, model, top)
     return [check_claim(c, model, top) for c in claims]
 
 
@@ -428,6 +437,7 @@ def ablation_ranking(texts=SENTENCES, model: Bert | None = None,
                      cache: AblationCache | None = None) -> Ablation:
     """Remove one head at a time; rank heads by how much the mean-pooled
     sentence embedding moves (``1 - cos``), averaged over ``texts``."""
+    _v.check_ablation_args(texts, model, cache)
     model = load_model() if model is None else model
     cache = AblationCache(texts, model) if cache is None else cache
     n_layers, h = model.config.n_layers, model.config.h
@@ -461,6 +471,7 @@ def pruning_curve(order=None, texts=SENTENCES, model: Bert | None = None,
     by :func:`ablation_ranking`), and follow the mean cosine to the intact
     sentence embedding. Each step reruns only the layers from the removed
     head's on."""
+    _v.check_pruning_args(order, texts, model, cache, ablation)
     model = load_model() if model is None else model
     cache = AblationCache(texts, model) if cache is None else cache
     if order is None:
@@ -471,7 +482,7 @@ def pruning_curve(order=None, texts=SENTENCES, model: Bert | None = None,
     order = [(int(l), int(i)) for l, i in order]
     bad = [p for p in order if not (0 <= p[0] < n_layers and 0 <= p[1] < h)]
     if bad or len(set(order)) != len(order):
-        raise ValueError(
+        raise InputError(
             f"order must list distinct (layer, head) pairs with layer < "
             f"{n_layers} and head < {h}; got out of range {bad[:3]} or repeats."
         )
@@ -513,6 +524,7 @@ def analyse(texts=SENTENCES, claims=SEED_CLAIMS,
 
 def report(a: HeadAnalysis, top: int = 5) -> str:
     """A plain-text summary of :func:`analyse`'s result."""
+    _v.check_report(a, top)
     s = a.stats
     lines = [f"classes ({s.n_rows} query rows): "
              + ", ".join(f"{k} {v}" for k, v in a.counts.items())]

@@ -29,7 +29,9 @@ from dataclasses import dataclass, field, fields
 
 import torch
 
-from ._validate import check_heads, check_positive_int
+from . import _validate_newer as _v
+from ._validate import check_heads
+from ._validate_tiny import check_tiny_model
 from .block import BLOCK_PARAMS, BlockWeights, block_core, layer_norm_core
 from .gqa import check_kv_heads
 from .multihead import MHAWeights, check_weights, mha_core
@@ -45,8 +47,7 @@ class KVCache:
 
     def __init__(self, B: int, h_kv: int, d_k: int, max_len: int,
                  dtype: torch.dtype = torch.float32):
-        for name, v in (("B", B), ("h_kv", h_kv), ("d_k", d_k), ("max_len", max_len)):
-            check_positive_int(name, v)
+        _v.check_kv_cache_sizes(B, h_kv, d_k, max_len, dtype)
         # (B, h_kv, T_max, d_k) each, filled from position 0 as tokens arrive
         self.K = torch.zeros(B, h_kv, max_len, d_k, dtype=dtype)
         self.V = torch.zeros(B, h_kv, max_len, d_k, dtype=dtype)
@@ -56,22 +57,16 @@ class KVCache:
     def max_len(self) -> int:
         return self.K.shape[2]
 
-    def append(self, K_new: torch.Tensor, V_new: torch.Tensor):
+    def append(self, K_new: torch.Tensor, V_new: torch.Tensor,
+               allow_nonfinite: bool = False):
         """Store ``K_new``, ``V_new`` (B, h_kv, n, d_k) after the cached tokens.
 
         Returns ``(K, V)``, views (B, h_kv, length, d_k) of all cached tokens.
+        They must have the cache's dtype (nothing is cast) and be finite
+        unless ``allow_nonfinite=True``.
         """
-        B, h_kv, T_max, d_k = self.K.shape
-        want = (B, h_kv, K_new.shape[2], d_k)
-        if tuple(K_new.shape) != want or tuple(V_new.shape) != want:
-            raise ValueError(f"new keys and values must have shape (B, h_kv, n, d_k) "
-                             f"= {want}; got {tuple(K_new.shape)} and "
-                             f"{tuple(V_new.shape)}.")
+        _v.check_append(self, K_new, V_new, allow_nonfinite)
         t0, t1 = self.length, self.length + K_new.shape[2]
-        if t1 > T_max:
-            raise ValueError(f"the cache holds at most max_len = {T_max} tokens; "
-                             f"{self.length} are cached and {K_new.shape[2]} more "
-                             "were given. Make a larger cache.")
         self.K[:, :, t0:t1] = K_new
         self.V[:, :, t0:t1] = V_new
         self.length = t1
@@ -96,6 +91,7 @@ def attention_step(x_new, w: MHAWeights, h: int, h_kv: int, cache: KVCache):
     before the call) and sees keys ``0 .. t0 + i``. ``h_kv = h`` is MHA.
     Returns (B, n, d_model).
     """
+    _v.check_attention_step(x_new, w, h, h_kv, cache)
     check_kv_heads(h, h_kv)
     check_weights(w, h, h_kv)
     mask = _step_mask(x_new.shape[1], cache.length)  # (n, t0+n) or None
@@ -117,6 +113,7 @@ def _step_mask(n: int, t0: int):
 def layer_weights(p: dict) -> MHAWeights:
     """The attention weights of one :class:`CausalLM` layer (``W_Q`` ..
     ``W_O``, biases ``b_Q`` .. ``b_O`` where the layer has them)."""
+    _v.check_layer_dict(p)
     return MHAWeights(**{f.name: p.get(f.name) for f in fields(MHAWeights)})
 
 
@@ -142,6 +139,9 @@ class CausalLM:
     activation: str = "gelu"
     eps: float = 1e-5
     meta: dict = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        _v.check_causal_lm(self)
 
     @property
     def d_model(self) -> int:
@@ -170,6 +170,7 @@ class CausalLM:
 
     def new_caches(self, B: int, max_len: int | None = None) -> list[KVCache]:
         """One empty :class:`KVCache` per layer."""
+        _v.check_new_caches(B, max_len)
         T = self.max_len if max_len is None else max_len
         return [KVCache(B, self.h_kv, self.d_k, T, self.E_tok.dtype)
                 for _ in self.layers]
@@ -180,6 +181,8 @@ def random_causal_lm(vocab: int, d_model: int, h: int, h_kv: int, n_layers: int,
                      dtype: torch.dtype = torch.float32) -> CausalLM:
     """A :class:`CausalLM` with random weights (no attention biases), entries
     ~ N(0, 1/fan_in); LayerNorms start at gamma = 1, beta = 0."""
+    _v.check_random_causal_lm(vocab, d_model, h, h_kv, n_layers, max_len, d_ff,
+                              seed, dtype)
     d_k = check_heads(d_model, h)
     check_kv_heads(h, h_kv)
     d_ff = 4 * d_model if d_ff is None else d_ff
@@ -207,6 +210,7 @@ def random_causal_lm(vocab: int, d_model: int, h: int, h_kv: int, n_layers: int,
 def from_tiny_model(model) -> CausalLM:
     """The weights of a :class:`mhacourse.tiny_model.TinyTransformer` (MHA,
     with biases) as a :class:`CausalLM`, to decode it with caches."""
+    check_tiny_model(model)
     layers = []
     for blk in model.blocks:
         a = blk.attn
@@ -222,11 +226,8 @@ def from_tiny_model(model) -> CausalLM:
 
 
 def _check_ids(model: CausalLM, ids, t0: int = 0) -> None:
-    if not isinstance(ids, torch.Tensor) or ids.ndim != 2 or ids.dtype != torch.long:
-        raise ValueError("ids must be a (B, L) tensor of token ids (torch.long).")
-    if t0 + ids.shape[1] > model.max_len:
-        raise ValueError(f"positions {t0}..{t0 + ids.shape[1] - 1} exceed the "
-                         f"model's max_len = {model.max_len} (learned positions).")
+    _v.check_lm(model)
+    _v.check_lm_ids(model, ids, t0)
 
 
 def forward_full(model: CausalLM, ids: torch.Tensor) -> torch.Tensor:
@@ -252,8 +253,8 @@ def forward_cached(model: CausalLM, ids_new: torch.Tensor,
     their keys and values: :func:`forward_full`'s blocks, each given its
     layer's cache. Returns logits (B, n, vocab) for the new tokens.
     """
+    _v.check_forward_cached(model, ids_new, caches)
     t0 = caches[0].length
-    _check_ids(model, ids_new, t0)
     n = ids_new.shape[1]
     x = model.E_tok[ids_new] + model.E_pos[t0:t0 + n]  # (B, n, d_model)
     mask = _step_mask(n, t0)  # (n, t0+n) or None
@@ -273,7 +274,7 @@ def generate(model: CausalLM, prompt: torch.Tensor, n_new: int,
     every step (:func:`forward_full`). Same tokens either way.
     Shapes: ``prompt`` (B, L0) -> (B, L0 + n_new).
     """
-    check_positive_int("n_new", n_new)
+    _v.check_generate(model, prompt, n_new, use_cache)
     ids = prompt
     if not use_cache:
         for _ in range(n_new):

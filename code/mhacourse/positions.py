@@ -23,7 +23,12 @@ from __future__ import annotations
 
 import torch
 
-from ._validate import check_positive_int
+from ._validate_newer import (
+    check_embed_with_positions,
+    check_rotary,
+    check_rotary_angles,
+    check_sinusoidal,
+)
 from .block import layer_norm
 
 
@@ -34,10 +39,7 @@ def sinusoidal_positions(L: int, d_model: int, base: float = 10000.0,
 
     Shapes: returns (L, d_model); ``d_model`` must be even.
     """
-    check_positive_int("L (positions)", L)
-    check_positive_int("d_model", d_model)
-    if d_model % 2:
-        raise ValueError(f"d_model must be even (sin and cos pairs); got {d_model}.")
+    check_sinusoidal(L, d_model, base, dtype)
     t = torch.arange(L, dtype=torch.float64)[:, None]  # (L, 1)
     two_i = torch.arange(0, d_model, 2, dtype=torch.float64)  # (d_model/2,)
     angle = t / base ** (two_i / d_model)  # (L, d_model/2)
@@ -51,16 +53,13 @@ def rotary_angles(positions: torch.Tensor, d: int, base: float = 10000.0):
 
     Shapes: ``positions`` (L,) -> (L, d/2) angles, float64.
     """
-    check_positive_int("d (head width)", d)
-    if d % 2:
-        raise ValueError(f"rotary positions rotate pairs of coordinates, so the "
-                         f"head width d must be even; got d = {d}.")
+    check_rotary_angles(positions, d, base)
     theta = base ** (-torch.arange(0, d, 2, dtype=torch.float64) / d)  # (d/2,)
     return positions.to(torch.float64)[:, None] * theta[None, :]  # (L, d/2)
 
 
 def rotary(x: torch.Tensor, positions: torch.Tensor | None = None,
-           base: float = 10000.0) -> torch.Tensor:
+           base: float = 10000.0, allow_nonfinite: bool = False) -> torch.Tensor:
     """Rotate each pair ``(x_2i, x_2i+1)`` of the vector at position ``t`` by
     ``t * theta_i`` (RoFormer's interleaved pairs)::
 
@@ -69,15 +68,12 @@ def rotary(x: torch.Tensor, positions: torch.Tensor | None = None,
 
     Shapes: ``x`` (..., L, d) with d even; ``positions`` (L,), default
     ``0..L-1`` -> (..., L, d). Applied to queries and keys, never to values.
+    NaN or inf in ``x`` is refused unless ``allow_nonfinite=True``.
     """
-    if not isinstance(x, torch.Tensor) or x.ndim < 2:
-        raise ValueError("x must be a tensor (..., L, d) of queries or keys.")
+    check_rotary(x, positions, base, allow_nonfinite)
     L, d = x.shape[-2:]
     if positions is None:
         positions = torch.arange(L)
-    if tuple(positions.shape) != (L,):
-        raise ValueError(f"positions must have shape (L,) = ({L},); got "
-                         f"{tuple(positions.shape)}.")
     angle = rotary_angles(positions, d, base).to(x.dtype)  # (L, d/2)
     cos, sin = angle.cos(), angle.sin()
     x1, x2 = x[..., 0::2], x[..., 1::2]  # (..., L, d/2) each
@@ -99,13 +95,11 @@ def embed_with_positions(input_ids: torch.Tensor, model,
     :class:`mhacourse.bert.Bert`. Shapes: ``input_ids`` (B, L) ->
     (B, L, d_model).
     """
+    check_embed_with_positions(input_ids, model, positions, use_positions)
     B, L = input_ids.shape
     x = model.E_tok[input_ids]  # (B, L, d_model)
     if use_positions:
         positions = torch.arange(L) if positions is None else positions
-        if tuple(positions.shape) != (L,):
-            raise ValueError(f"positions must have shape (L,) = ({L},); got "
-                             f"{tuple(positions.shape)}.")
         x = x + model.E_pos[positions]  # (B, L, d_model)
     x = x + model.E_type[0]  # segment 0, as mhacourse.bert.embed
     return layer_norm(x, model.gamma_0, model.beta_0, model.config.eps)

@@ -57,7 +57,7 @@ from dataclasses import dataclass
 
 import torch
 
-from ._validate import check_positive_int
+from . import _validate_tiny as _v
 
 # --- vocabulary --------------------------------------------------------------
 
@@ -112,19 +112,24 @@ def split_words(text: str) -> list[str]:
     A word may keep an apostrophe inside it: ``"didn't" -> ["didn't"]``.
     ``split_words("The cat sat.") == ["the", "cat", "sat", "."]``.
     """
+    _v.check_text("text", text)
     return _TOKEN_RE.findall(text.lower())
 
 
 def word_ids(text_or_tokens) -> list[int]:
     """Word ids of a sentence (a string, or a list of tokens);
-    words not in :data:`VOCAB` become ``UNK_ID``."""
+    words not in :data:`VOCAB` become ``UNK_ID``. Anything but a string or a
+    list of strings (``None``, a number, a list of ids) is refused."""
+    _v.check_text_or_tokens(text_or_tokens)
     tokens = (split_words(text_or_tokens) if isinstance(text_or_tokens, str)
               else list(text_or_tokens))
     return [WORD_TO_ID.get(w, UNK_ID) for w in tokens]
 
 
 def decode(ids) -> list[str]:
-    """Words of a sequence of ids."""
+    """Words of a sequence of ids (a list or 1-D tensor, each in
+    ``0 .. len(VOCAB) - 1``)."""
+    _v.check_decode_ids(ids)
     return [VOCAB[int(i)] for i in ids]
 
 
@@ -146,14 +151,7 @@ class TaskConfig:
     vocab_size: int = len(VOCAB)  # words are drawn from ids 0..vocab_size-1
 
     def __post_init__(self) -> None:
-        check_positive_int("L", self.L)
-        check_positive_int("n_min", self.n_min)
-        check_positive_int("vocab_size", self.vocab_size)
-        if not self.n_min <= self.n_max <= self.vocab_size:
-            raise ValueError(
-                f"need n_min <= n_max <= vocab_size; got n_min = {self.n_min}, "
-                f"n_max = {self.n_max}, vocab_size = {self.vocab_size}."
-            )
+        _v.check_task_config(self)
 
 
 def targets(x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
@@ -163,8 +161,13 @@ def targets(x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
     (``NOT_SCORED`` / ``PREVIOUS`` / ``LOOKUP``). ``y`` is ``0`` where
     ``kind == NOT_SCORED``. See the module docstring for the rule.
     """
-    if x.ndim != 2:
-        raise ValueError(f"x must be (B, L) word ids; got shape {tuple(x.shape)}.")
+    _v.check_targets(x)
+    return targets_core(x)
+
+
+def targets_core(x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+    """:func:`targets` with no checks (the in-browser training step exports
+    it). Shapes: ``x`` (B, L) -> ``y``, ``kind`` (B, L)."""
     B, L = x.shape
     t = torch.arange(L)[:, None]  # (L, 1) query positions
     j = torch.arange(L)[None, :]  # (1, L) earlier positions
@@ -184,6 +187,7 @@ def targets_reference(words: list) -> list:
     """The same rule as :func:`targets`, written as a plain loop over one
     sequence (any hashable items). Returns ``[(y_t, part name), ...]``, with
     ``(None, "not scored")`` at position 0."""
+    _v.check_targets_reference(words)
     out = [(None, KIND_NAMES[NOT_SCORED])]
     for t in range(1, len(words)):
         earlier = [j for j in range(t) if words[j] == words[t]]
@@ -201,9 +205,7 @@ def sample(n: int, cfg: TaskConfig = TaskConfig(), seed: int | None = None,
     Pass ``seed`` for a fixed set (the same seed gives the same tensors), or a
     ``generator`` to continue a stream (training batches).
     """
-    check_positive_int("n", n)
-    if (seed is None) == (generator is None):
-        raise ValueError("pass exactly one of seed= and generator=.")
+    _v.check_sample(n, cfg, seed, generator)
     g = generator if generator is not None else torch.Generator().manual_seed(seed)
     sizes = torch.randint(cfg.n_min, cfg.n_max + 1, (n,), generator=g)  # (n,)
     # an alphabet per sequence: the first n_i of a random permutation
@@ -227,6 +229,7 @@ def baselines(x: torch.Tensor, y: torch.Tensor, kind: torch.Tensor) -> dict:
     * ``"random prefix word"``: a uniformly random *distinct* word of
       ``x_0 .. x_t`` (expected accuracy).
     """
+    _v.check_baselines(x, y, kind)
     B, L = x.shape
     prev = torch.cat([x[:, :1], x[:, :-1]], dim=1)  # (B, L)
     tri = torch.ones(L, L, dtype=torch.bool).tril()  # (L, L): j <= t

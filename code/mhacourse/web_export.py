@@ -44,8 +44,11 @@ import numpy as np
 import torch
 from torch import nn
 
+from . import _validate_analysis as _va
 from . import bert, catalogue, explorer, tasks
 from . import tiny_model as tm
+from ._validate import InputFileError
+from ._validate_tiny import check_load_tiny, check_quantize, check_tiny_model
 from .block import BLOCK_PARAMS, BlockWeights
 
 # The models the browser explorer offers: mhacourse.catalogue's, in its two
@@ -67,9 +70,10 @@ def load_tiny(h: int, d_k: int, trained: bool) -> tm.TinyTransformer:
     row lies outside the notebook's grid), it is not cached, and a missing
     file is an error rather than a freshly seeded model, so the browser always
     gets the committed weights."""
+    check_load_tiny(h, d_k, trained)
     path = catalogue.tiny_model_path(h, d_k, trained)
     if not path.exists():
-        raise FileNotFoundError(
+        raise InputFileError(
             f"{path} is missing: run `python scripts/train_tiny_models.py "
             f"--cells {h}x{d_k}`.")
     return tm.load(path)
@@ -82,6 +86,7 @@ class TinyGraph(nn.Module):
     ``(logits (B, L, V), A_1, ..., A_n)``, each ``A_l`` (B, h, L, L)."""
 
     def __init__(self, model: tm.TinyTransformer):
+        check_tiny_model(model)
         super().__init__()
         self.model = model.eval()
 
@@ -97,6 +102,7 @@ class MiniLMGraph(nn.Module):
     sentence: :func:`bert.mean_pool_core` with every token real)."""
 
     def __init__(self, model: bert.Bert):
+        _va.check_bert(model)
         super().__init__()
         self.bert = model
 
@@ -128,6 +134,7 @@ def _export(module: nn.Module, args: tuple, path: Path, input_names, output_name
 def export_tiny(model: tm.TinyTransformer, path) -> Path:
     """Write ``model`` as an ONNX graph (:class:`TinyGraph`) with a dynamic
     sequence length ``1 <= L <= max_len``."""
+    check_tiny_model(model)
     L = torch.export.Dim("L", min=1, max=model.cfg.max_len)
     ids = torch.arange(min(6, model.cfg.max_len))[None] % model.cfg.vocab_size  # (1, 6)
     names = [f"attn_{i + 1}" for i in range(model.cfg.n_layers)]
@@ -138,6 +145,7 @@ def export_tiny(model: tm.TinyTransformer, path) -> Path:
 def export_minilm(path, model: bert.Bert | None = None) -> Path:
     """Write all-MiniLM-L6-v2 as an ONNX graph (:class:`MiniLMGraph`), float32,
     with a dynamic sequence length up to the model's 512 positions."""
+    _va.check_export_minilm(path, model)
     model = bert.load_model() if model is None else model
     cfg = model.config
     L = torch.export.Dim("L", min=1, max=cfg.max_len)
@@ -180,6 +188,7 @@ def minilm_tokenizer_json(model: bert.Bert | None = None) -> dict:
     """MiniLM's own ``tokenizer.json``, with its padding and truncation to 128
     tokens switched off, as :func:`bert.load_model` does (the explorer pads
     nothing and truncates itself, as :func:`bert.tokenize` does)."""
+    _va.check_bert(model, none_ok=True)
     model = bert.load_model() if model is None else model
     spec = json.loads((model.path / "tokenizer.json").read_text())
     spec["padding"] = None
@@ -193,9 +202,7 @@ def quantize(weights: np.ndarray) -> str:
     """Attention weights in [0, 1] as base64 of little-endian uint16
     ``round(w * 65535)``: 2 bytes a weight, error at most 1 / 131070
     (7.6e-6). The page decodes them with ``q / 65535``."""
-    w = np.asarray(weights, dtype=np.float64)
-    if w.size and (w.min() < -1e-6 or w.max() > 1 + 1e-6):
-        raise ValueError("attention weights must lie in [0, 1] to quantize them.")
+    w = check_quantize(weights)  # float64, finite, in [0, 1]
     q = np.round(np.clip(w, 0, 1) * 65535).astype("<u2")
     return base64.b64encode(q.tobytes()).decode("ascii")
 
@@ -209,6 +216,7 @@ def precomputed_views(sentences=explorer.EXAMPLES) -> dict:
     "minilm": {sentence_index: {...}}}``; each layer's (h, L, L) weights
     :func:`quantize`-d.
     """
+    _va.check_precomputed(sentences)
     out: dict = {"sentences": list(sentences), "tiny": {}, "minilm": {}}
     for h, d_k in tiny_cells():
         for trained in (True, False):
@@ -231,6 +239,7 @@ def precomputed_views(sentences=explorer.EXAMPLES) -> dict:
 
 def tiny_entry(model: tm.TinyTransformer, trained: bool, file: Path) -> dict:
     """What the page prints about one tiny model."""
+    _va.check_tiny_entry(model, trained, file)
     h, d_k = model.cfg.h, model.cfg.d_k
     name = tm.model_name(h, d_k, trained)
     m = explorer.metrics().get(name, {})
@@ -259,6 +268,7 @@ def model_table() -> list[dict]:
 def build(out: Path, minilm: bool = True, log=print) -> dict:
     """Write everything the browser explorer loads into ``out``; return the
     manifest."""
+    _va.check_build(out, minilm)
     out = Path(out)
     (out / "models").mkdir(parents=True, exist_ok=True)
     (out / "tokenizers").mkdir(parents=True, exist_ok=True)

@@ -8,6 +8,7 @@ from typing import Sequence
 import numpy as np
 
 from .._arrays import to_numpy
+from .._validate import InputError
 from .colours import HEAD_COLORS
 
 # Okabe-Ito colours, and a hatch per series so that colour is never the only cue.
@@ -33,10 +34,10 @@ def ratio_bars(ax, groups: Sequence[str], series: dict, reference: float = 1.0,
     labels = list(series)
     n_groups, n_series = len(groups), len(labels)
     if n_series == 0:
-        raise ValueError("series is empty: give at least one {label: values}.")
+        raise InputError("series is empty: give at least one {label: values}.")
     for lab in labels:
         if len(series[lab]) != n_groups:
-            raise ValueError(f"series {lab!r} has {len(series[lab])} values; "
+            raise InputError(f"series {lab!r} has {len(series[lab])} values; "
                              f"expected one per group ({n_groups}).")
     width = 0.8 / n_series
     top = reference

@@ -25,6 +25,8 @@ import matplotlib.axis
 import matplotlib.figure
 import matplotlib.text
 
+from .._validate import InputError
+
 TEXT_PX_KEY = "mhacourse:min-text-px"   # PNG tEXt key; value: pixels, or "none"
 NO_TEXT = "none"                         # the value for a figure with no text
 
@@ -106,7 +108,7 @@ def install_png_formatter(ip) -> bool:
 def png_text_entries(png: bytes) -> dict[str, str]:
     """The tEXt, zTXt and iTXt entries of a PNG file, as {key: value}."""
     if png[:8] != b"\x89PNG\r\n\x1a\n":
-        raise ValueError("not a PNG file (its first 8 bytes are not the PNG signature)")
+        raise InputError("png is not a PNG file (its first 8 bytes are not the PNG signature)")
     entries, pos = {}, 8
     while pos + 8 <= len(png):
         length, kind = struct.unpack(">I4s", png[pos:pos + 8])

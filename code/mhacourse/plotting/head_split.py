@@ -15,6 +15,7 @@ from matplotlib.colors import to_rgba
 from matplotlib.patches import Rectangle
 
 from .._arrays import to_numpy
+from .._validate import InputError
 from .colours import HEAD_COLORS, text_colour
 
 
@@ -29,10 +30,11 @@ def _split_sizes(x, blocks):
     L, d_model = x.shape
     h, L_b, d_k = blocks.shape
     if h * L_b * d_k != L * d_model:
-        raise ValueError(f"blocks {blocks.shape} do not hold the {L * d_model} "
+        raise InputError(f"blocks {blocks.shape} do not hold the {L * d_model} "
                          f"entries of x {x.shape}.")
     if h > len(HEAD_COLORS):
-        raise ValueError(f"at most {len(HEAD_COLORS)} heads can be coloured; got h = {h}.")
+        raise InputError(f"blocks: at most {len(HEAD_COLORS)} heads can be "
+                         f"coloured; got h = {h}.")
     return x, blocks, L, d_model, h, L_b, d_k
 
 
@@ -54,7 +56,7 @@ def head_split_figure(x, blocks, title: str | None = None,
         for c in range(d_model):
             where[float(x[t, c])] = (t, c)
     if len(where) != x.size:
-        raise ValueError("the entries of x must be distinct, e.g. torch.arange, "
+        raise InputError("the entries of x must be distinct, e.g. torch.arange, "
                          "so that each one can be followed.")
     colour = [HEAD_COLORS[c // d_k] for c in range(d_model)]
     gap = 0.6                      # between head blocks, in cells
@@ -120,7 +122,7 @@ def head_split_html(x, blocks, title: str = "", arrow_label: str = "") -> str:
     x, blocks, L, d_model, h, L_b, d_k = _split_sizes(x, blocks)
     column = {float(x[t, c]): c for t in range(L) for c in range(d_model)}
     if len(column) != x.size:
-        raise ValueError("the entries of x must be distinct, e.g. torch.arange, "
+        raise InputError("the entries of x must be distinct, e.g. torch.arange, "
                          "so that each one can be followed.")
     cell = ("width:2.1em;height:1.7em;text-align:center;font:12px monospace;"
             "border:2px solid white;padding:0;")
@@ -178,7 +180,7 @@ def head_blocks(ax, values, h: int, axis: int = 1, fmt: str = "{:.1f}",
     """
     v = to_numpy(values)
     if v.ndim != 2 or v.shape[axis] % h:
-        raise ValueError(f"values must be 2-D with h = {h} dividing axis {axis}; "
+        raise InputError(f"values must be 2-D with h = {h} dividing axis {axis}; "
                          f"got shape {v.shape}.")
     n_rows, n_cols = v.shape
     d_k = v.shape[axis] // h

@@ -9,6 +9,7 @@ from matplotlib.colors import ListedColormap
 from matplotlib.patches import Patch
 
 from .._arrays import to_numpy
+from .._validate import InputError
 from .colours import CMAP, text_colour
 
 #: Colour (Okabe–Ito, plus a light grey) and one-letter mark of each head class
@@ -51,7 +52,7 @@ def head_class_grid(ax, labels, title: str | None = None, legend: bool = True):
     classes = list(HEAD_CLASS_STYLE)
     unknown = {c for row in labels for c in row} - set(classes)
     if unknown:
-        raise ValueError(f"unknown head classes {sorted(unknown)}; "
+        raise InputError(f"labels: unknown head classes {sorted(unknown)}; "
                          f"expected some of {classes}.")
     idx = np.array([[classes.index(c) for c in row] for row in labels])
     cmap = ListedColormap([HEAD_CLASS_STYLE[c][0] for c in classes])
@@ -79,7 +80,7 @@ def head_value_grid(ax, values, title: str | None = None, vmin: float = 0.0,
     layers x heads heatmap with the number printed in every cell."""
     v = to_numpy(values)  # (n_layers, h), float64
     if v.ndim != 2:
-        raise ValueError(f"values must be (n_layers, h); got shape {v.shape}.")
+        raise InputError(f"values must be (n_layers, h); got shape {v.shape}.")
     im = ax.imshow(v, cmap=CMAP, vmin=vmin, vmax=vmax)
     if fmt:
         for l in range(v.shape[0]):

@@ -10,6 +10,14 @@ from __future__ import annotations
 import torch
 
 from .. import tasks
+from .._validate_tiny import (
+    check_attention_on,
+    check_data,
+    check_head_roles,
+    check_head_scores,
+    check_scores_defined,
+    check_statistics_inputs,
+)
 from ..masks import causal_mask
 from .model import TinyTransformer
 from .training import heldout
@@ -36,13 +44,16 @@ def task_attention_statistics(x: torch.Tensor, kind: torch.Tensor,
 
     Returns ``scores[layer][head] = {name: value}``, the values of
     :func:`statistics_core`. :func:`uniform_statistics` gives the values of a
-    head that spreads its weight evenly, to compare with.
+    head that spreads its weight evenly, to compare with. A statistic with
+    no positions to average over in ``x`` (0/0) raises rather than
+    returning NaN.
     """
+    check_statistics_inputs(x, kind, attention)
     out = []
     for A in attention:
         table = statistics_core(x, kind, A)  # (h, 5)
         out.append([dict(zip(STATISTICS, map(float, row))) for row in table])
-    return out
+    return check_scores_defined(out)
 
 
 def statistics_core(x: torch.Tensor, kind: torch.Tensor, A: torch.Tensor) -> torch.Tensor:
@@ -92,6 +103,8 @@ def roles_core(table: torch.Tensor, threshold: float = 0.5):
 def uniform_statistics(data=None) -> dict:
     """:func:`task_attention_statistics` of a head that gives each of the ``t + 1``
     visible positions weight ``1 / (t + 1)``: the level "no preference"."""
+    if data is not None:
+        check_data("data", data)
     x, _, kind = heldout() if data is None else data
     L = x.shape[1]
     A = (~causal_mask(L)).float()  # (L, L)
@@ -103,6 +116,7 @@ def uniform_statistics(data=None) -> dict:
 def head_scores(model: TinyTransformer, data=None) -> list[list[dict]]:
     """:func:`task_attention_statistics` of ``model``'s heads on ``data`` (default:
     the held-out set): ``scores[layer][head] = {name: value}``."""
+    check_head_scores(model, data)
     x, _, kind = heldout() if data is None else data
     _, attention = model(x, return_attention=True)  # n_layers x (N, h, L, L)
     return task_attention_statistics(x, kind, attention)
@@ -112,6 +126,7 @@ def head_roles(scores: list[list[dict]], threshold: float = 0.5) -> list[list[st
     """Name each head by its largest statistic from :func:`head_scores` if
     that is at least ``threshold`` (over 3 times the uniform level of every
     statistic), else ``"mixed"``."""
+    check_head_roles(scores, threshold)
     out = []
     for layer in scores:
         table = torch.tensor([[s[name] for name in STATISTICS] for s in layer])  # (h, 5)
@@ -128,11 +143,10 @@ def attention_on(model: TinyTransformer,
 
     Returns ``(tokens, attention)``: the tokens as the model saw them (words
     not in the vocabulary shown as ``[UNK]``), and one (h, L, L) tensor per
-    layer. Sentences longer than ``max_len`` tokens raise ``ValueError``.
+    layer. Sentences longer than ``max_len`` tokens raise
+    :class:`~mhacourse.InputError` (a ``ValueError``).
     """
-    words = tasks.split_words(sentence) if isinstance(sentence, str) else list(sentence)
-    if not words:
-        raise ValueError("the sentence has no tokens.")
+    words = check_attention_on(model, sentence)
     ids = tasks.word_ids(words)
     tokens = tasks.decode(ids)
     model.eval()

@@ -11,18 +11,31 @@ from pathlib import Path
 import torch
 from torch import nn
 
-from .model import TinyConfig, TinyTransformer
+from .._validate import InputError
+from .._validate_tiny import (
+    check_init_meta,
+    check_model_name,
+    check_model_tensors,
+    check_save,
+    check_tiny_model,
+    model_config_from,
+    read_model_file,
+)
+from .model import TinyTransformer
 
 
 def model_name(h: int, d_k: int, trained: bool = True) -> str:
     """File stem of the tiny model with ``h`` heads of width ``d_k`` in
     ``assets/models/``: ``h{h}_dk{d_k}``, and ``h{h}_dk{d_k}_init`` for its
     untrained twin (also its key in ``metrics.json``)."""
+    check_model_name(h, d_k, trained)
     return f"h{h}_dk{d_k}" + ("" if trained else "_init")
 
 
 def fingerprint(model: nn.Module) -> str:
     """SHA-256 of every parameter's float32 bytes, in ``state_dict`` order."""
+    if not isinstance(model, nn.Module):
+        check_tiny_model(model)
     h = hashlib.sha256()
     for k, v in model.state_dict().items():
         h.update(k.encode())
@@ -43,6 +56,7 @@ def save(model: TinyTransformer, path, dtype: torch.dtype = torch.float16,
     """
     from safetensors.torch import save_file  # optional dependency (notebook extra)
 
+    check_save(model, path, dtype, extra, init_seed)
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     meta = {"config": json.dumps(asdict(model.cfg)),
@@ -52,7 +66,7 @@ def save(model: TinyTransformer, path, dtype: torch.dtype = torch.float16,
                    for k, v in model.state_dict().items()}
     else:
         if fingerprint(model) != fingerprint(TinyTransformer(model.cfg, init_seed)):
-            raise ValueError(f"init_seed={init_seed} given, but the model is not "
+            raise InputError(f"init_seed={init_seed} given, but the model is not "
                              f"TinyTransformer(cfg, seed={init_seed}) (trained?).")
         tensors = {}
         meta.update(init_seed=str(init_seed), fingerprint=fingerprint(model))
@@ -63,24 +77,22 @@ def save(model: TinyTransformer, path, dtype: torch.dtype = torch.float16,
 
 def load(path) -> TinyTransformer:
     """Read a model written by :func:`save`; parameters come back as float32
-    (the stored values, exactly). ``model.extra`` holds the saved ``extra``."""
-    from safetensors import safe_open  # optional dependency (notebook extra)
-
-    with safe_open(str(path), framework="pt") as f:
-        meta = f.metadata()
-        tensors = {k: f.get_tensor(k) for k in f.keys()}
-    cfg = TinyConfig(**json.loads(meta["config"]))
+    (the stored values, exactly). ``model.extra`` holds the saved ``extra``.
+    A missing, empty, truncated, corrupt or mismatched file raises one
+    :class:`~mhacourse.InputError` naming the file and what is wrong."""
+    meta, tensors = read_model_file(path)  # one InputError naming the file
+    cfg, extra = model_config_from(path, meta)
     if "init_seed" in meta:  # an untrained model, stored as its seed
-        model = TinyTransformer(cfg, seed=int(meta["init_seed"]))
+        model = TinyTransformer(cfg, seed=check_init_meta(path, meta))
         if fingerprint(model) != meta["fingerprint"]:
-            raise RuntimeError(
+            raise InputError(
                 f"{path}: rebuilding the seed-{meta['init_seed']} initialisation "
-                "gave different weights (has torch's random generator changed?); "
-                "rerun scripts/train_tiny_models.py."
+                "gave different weights (a mismatched file, or has torch's random "
+                "generator changed?); rerun scripts/train_tiny_models.py."
             )
     else:
         model = TinyTransformer(cfg)
+        check_model_tensors(path, model, tensors)
         model.load_state_dict({k: v.float() for k, v in tensors.items()})
-    model.extra = json.loads(meta.get("extra", "{}"))
+    model.extra = extra
     return model.eval()
-

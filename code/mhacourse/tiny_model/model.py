@@ -19,7 +19,7 @@ import torch
 from torch import nn
 
 from .. import tasks
-from .._validate import check_heads, check_positive_int
+from .._validate_tiny import check_tiny_config, check_tiny_ids, check_tiny_init
 from ..block import BLOCK_PARAMS, BlockWeights, TransformerBlock, block_core, layer_norm_core
 from ..masks import causal_core
 from ..multihead import MHAWeights
@@ -59,10 +59,7 @@ class TinyConfig:
     weight_decay: float = 0.0  # none: the models are tiny and data is unlimited
 
     def __post_init__(self) -> None:
-        for name in ("h", "d_k", "n_layers", "ff_mult", "vocab_size", "max_len",
-                     "batch"):
-            check_positive_int(name, getattr(self, name))
-        check_heads(self.d_model, self.h)
+        check_tiny_config(self)
 
     @property
     def d_model(self) -> int:
@@ -83,6 +80,7 @@ class TinyTransformer(nn.Module):
     unembedding ``W_U``. Initialisation is fixed by ``seed``."""
 
     def __init__(self, cfg: TinyConfig, seed: int = 0):
+        check_tiny_init(cfg, seed)
         super().__init__()
         self.cfg = cfg
         d, V = cfg.d_model, cfg.vocab_size
@@ -105,18 +103,7 @@ class TinyTransformer(nn.Module):
         one (B, h, L, L) tensor per layer, rows summing to 1, zero above the
         diagonal (the causal mask).
         """
-        if ids.ndim != 2:
-            raise ValueError(f"ids must be (B, L) word ids; "
-                             f"got shape {tuple(ids.shape)}.")
-        B, L = ids.shape
-        if not 1 <= L <= self.cfg.max_len:
-            raise ValueError(f"sequence length must be 1..{self.cfg.max_len} "
-                             f"(learned positions); got L = {L}.")
-        if ids.dtype in (torch.bool,) or ids.is_floating_point() or ids.is_complex():
-            raise ValueError(f"ids must be integer word ids; got dtype {ids.dtype}.")
-        if bool(((ids < 0) | (ids >= self.cfg.vocab_size)).any()):
-            raise ValueError(f"ids must be word ids 0..{self.cfg.vocab_size - 1}; "
-                             f"got values {int(ids.min())}..{int(ids.max())}.")
+        check_tiny_ids(self.cfg, ids, return_attention)
         logits, attention = self.core(ids)
         return (logits, attention) if return_attention else logits
 

@@ -28,7 +28,7 @@ from torch.func import grad_and_value
 from .. import tasks
 from .analysis import STATISTICS, roles_core, statistics_core  # noqa: F401 (the order of the stats columns)
 from .model import TinyConfig, TinyTransformer, TinyWeights, default_peak_lr, forward_core
-from .training import accuracy_core, loss_fn, lr_factor
+from .training import accuracy_core, loss_core, lr_factor
 
 BETAS = (0.9, 0.98)  # AdamW's, as train() sets them (0.98: Vaswani et al. 2017)
 ADAM_EPS = 1e-8  # torch.optim.AdamW's default
@@ -78,11 +78,11 @@ def train_step(params, m, v, s, steps, x, heads):
     global norm ().
     """
     h = heads.shape[0]
-    y, kind = tasks.targets(x)  # (B, L), (B, L)
+    y, kind = tasks.targets_core(x)  # (B, L), (B, L)
 
     def loss_of(theta):
         logits, _ = forward_core(x, _weights(theta), h)  # (B, L, V)
-        return loss_fn(logits, y, kind)
+        return loss_core(logits, y, kind)
 
     grads, loss = grad_and_value(loss_of)(tuple(params))
     norm = torch.stack([g.square().sum() for g in grads]).sum().sqrt()  # ()
@@ -108,7 +108,7 @@ def evaluate_with(params, x, heads):
     (:func:`~mhacourse.tiny_model.analysis.statistics_core`), and each head's
     role: the index of its largest statistic and whether it reaches 0.5
     (:func:`~mhacourse.tiny_model.analysis.head_roles`)."""
-    y, kind = tasks.targets(x)
+    y, kind = tasks.targets_core(x)
     logits, attention = forward_with(params, x, heads)
     stats = torch.stack([statistics_core(x, kind, A) for A in attention])  # (n, h, 5)
     role, named = roles_core(stats)  # (n, h), (n, h)

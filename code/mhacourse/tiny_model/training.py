@@ -10,7 +10,7 @@ import torch
 import torch.nn.functional as F
 
 from .. import tasks
-from .._validate import check_positive_int
+from .._validate_tiny import check_evaluate, check_heldout, check_loss_fn, check_train
 from ..cost import n_params
 from .model import TinyConfig, TinyTransformer
 
@@ -21,6 +21,7 @@ HELDOUT_N = 1024  # sequences; 1024 * (L - 1) = 15 360 scored positions
 def heldout(task: tasks.TaskConfig = tasks.TaskConfig(), n: int = HELDOUT_N):
     """The fixed held-out set ``(x, y, kind)``; training never draws it
     (training batches come from a generator seeded differently)."""
+    check_heldout(task, n)
     return tasks.sample(n, task, seed=HELDOUT_SEED)
 
 
@@ -28,6 +29,7 @@ def heldout(task: tasks.TaskConfig = tasks.TaskConfig(), n: int = HELDOUT_N):
 def evaluate(model: TinyTransformer, data=None, batch: int = 256) -> dict:
     """Accuracy of the arg-max prediction on scored positions: overall and per
     part (``"previous"``, ``"lookup"``). ``data`` defaults to :func:`heldout`."""
+    check_evaluate(model, data, batch)
     x, y, kind = heldout() if data is None else data
     model.eval()
     logits = torch.cat([model(x[i:i + batch]) for i in range(0, len(x), batch)])
@@ -49,10 +51,16 @@ def accuracy_core(logits, y, kind) -> torch.Tensor:
 
 def loss_fn(logits, y, kind):
     """Cross-entropy on scored positions. Shapes: logits (B, L, V), y (B, L).
+    Checked :func:`loss_core`."""
+    check_loss_fn(logits, y, kind)
+    return loss_core(logits, y, kind)
 
-    The mean over positions with ``kind != NOT_SCORED``, written with a
-    weight per position rather than by selecting them, so a traced graph
-    has fixed shapes (the in-browser training step exports it)."""
+
+def loss_core(logits, y, kind):
+    """:func:`loss_fn` with no checks: the mean cross-entropy over positions
+    with ``kind != NOT_SCORED``, written with a weight per position rather
+    than by selecting them, so a traced graph has fixed shapes (the
+    in-browser training step exports it). Shapes: logits (B, L, V), y (B, L)."""
     ce = F.cross_entropy(logits.transpose(1, 2), y, reduction="none")  # (B, L)
     scored = (kind != tasks.NOT_SCORED).to(ce.dtype)  # (B, L)
     return (ce * scored).sum() / scored.sum()
@@ -85,7 +93,7 @@ def train(cfg: TinyConfig, steps: int, seed: int = 0,
     last 5 % of steps), parameter count, wall-clock and CPU seconds.
     Deterministic on the CPU for a given torch version and thread count.
     """
-    check_positive_int("steps", steps)
+    check_train(cfg, steps, seed, task, log_every, eval_data)
     model = TinyTransformer(cfg, seed=seed)
     opt = torch.optim.AdamW(model.parameters(), lr=cfg.peak_lr,
                             weight_decay=cfg.weight_decay, betas=(0.9, 0.98))
