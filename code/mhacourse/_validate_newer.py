@@ -277,7 +277,7 @@ def check_rotary(x, positions, base, allow_nonfinite) -> None:
 
 
 def check_embed_with_positions(input_ids, model, positions, use_positions) -> None:
-    from ._validate import check_ids
+    from .bert import check_ids
     from .bert_weights import Bert
 
     if not isinstance(model, Bert):
