@@ -29,8 +29,13 @@ async function fetchBytes(file) {
   return new Uint8Array(await r.arrayBuffer());
 }
 
-async function boot(base, manifest) {
-  if (ort) { return; }
+let booting = null; // one start, however many setups arrive while it runs
+function boot(base, manifest) {
+  if (!booting) { booting = start(base, manifest); booting.catch(() => { booting = null; }); }
+  return booting;
+}
+
+async function start(base, manifest) {
   T = manifest.train;
   DATA = base + "explorer-data/train/";
   ort = await import(base + "ort/ort.wasm.min.mjs");
@@ -80,7 +85,8 @@ async function setup(msg) {
     heads: new ort.Tensor("float32", new Float32Array(msg.h), [msg.h]),
     evalEvery: msg.evalEvery, drawEvery: msg.drawEvery, probe: msg.probe };
   const count = params.reduce((n, p) => n + p.size, 0);
-  post({ type: "ready", h: msg.h, d_k: msg.d_k, d_model: d, params: count, steps: msg.steps });
+  post({ type: "ready", h: msg.h, d_k: msg.d_k, d_model: d, params: count, steps: msg.steps,
+    key: msg.key });
   await evaluate();
 }
 
@@ -165,8 +171,20 @@ function weights() {
     arrays: run.params.map((p) => Array.from(p.data)) };
 }
 
-self.onmessage = async (e) => {
+// Setups and runs are handled one after another, in the order they came
+// (the reader may change h three times in a second); "pause" and the test
+// hooks act at once, between two steps.
+let queue = Promise.resolve();
+self.onmessage = (e) => {
   const msg = e.data;
+  if (msg.type === "setup" || msg.type === "run" || msg.type === "probe" || msg.type === "weights") {
+    queue = queue.then(() => handle(msg));
+  } else {
+    handle(msg);
+  }
+};
+
+async function handle(msg) {
   try {
     if (msg.type === "setup") { await setup(msg); }
     else if (msg.type === "train") { await train(); }
@@ -184,4 +202,4 @@ self.onmessage = async (e) => {
     if (run) { run.running = false; }
     post({ type: "error", message: String(err && err.message ? err.message : err) });
   }
-};
+}

@@ -115,7 +115,8 @@
       var locked = P.locked();
       P.inputs.forEach(function (i) { i.disabled = locked; });
       if (!locked) { P.read(); }
-      P.train.disabled = P.state === "running" || P.state === "done" || P.state === "diverged" || P.state === "loading";
+      P.train.disabled = !P.config || P.state === "running" || P.state === "done" ||
+        P.state === "diverged" || P.state === "loading";
       P.train.textContent = P.state === "paused" ? "Resume" : "Train";
       P.pause.disabled = P.state !== "running";
       P.reset.disabled = !(P.locked() || P.state === "failed");
@@ -140,7 +141,12 @@
       : "seed must be a whole number from 0 to 999.");
     P.message.textContent = bad || "";
     P.train.disabled = !!bad;
-    if (bad) { P.summary.textContent = ""; P.config = null; return; }
+    if (bad) {
+      P.summary.textContent = ""; P.config = null; P.setupKey = null;
+      if (!P.locked() && P.state !== "failed") { P.state = "idle"; P.status.textContent = ""; }
+      P.lock();
+      return;
+    }
     var d = c.h * c.dk;
     P.config = { h: c.h, dk: c.dk, seed: c.seed, d_model: d, steps: MAN.train.steps_for[String(d)] };
     P.summary.textContent = "d_model = " + c.h + " × " + c.dk + " = " + d + "; " + P.config.steps +
@@ -241,6 +247,7 @@
   Panel.prototype.receive = function (msg) {
     var P = this;
     if (msg.type === "ready") {
+      if (!P.config || msg.key !== P.setupKey) { return; } // an older size, since changed
       P.state = "ready"; P.step = 0; P.params = msg.params;
       P.summary.textContent = "d_model = " + msg.h + " × " + msg.d_k + " = " + msg.d_model + "; " +
         msg.params.toLocaleString("en-US") + " parameters; " + msg.steps + " steps of " + MAN.train.batch[0] + " sequences.";
