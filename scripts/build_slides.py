@@ -1014,6 +1014,8 @@ html body .reveal .admonition { border-left: 0.3em solid #0072b2; background: #f
 html body .reveal .admonition.myth-vs-fact { border-left-color: #d55e00; background: #fdf5ef; }
 html body .reveal .admonition-title { font-weight: bold; margin: 0.2em 0; }
 html body .reveal .deck-links { font-size: 22px; margin-top: 1.5em; }
+html body .reveal .slides a { text-decoration: underline; }   /* a link is more than its colour */
+html body .reveal .slide-number { background-color: #555; color: #fff; }   /* 7.5:1, not 2.84:1 on #999 */
 """
 
 
