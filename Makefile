@@ -10,13 +10,25 @@ JB_FLAGS := -W -n --keep-going
 NOTEBOOKS := $(wildcard chapters/[0-9][0-9]_*.md) chapters/explorer.md
 IPYNBS := $(NOTEBOOKS:.md=.ipynb)
 
-.PHONY: book test test-quick lint sync clean classroom-check FORCE
+.PHONY: book html test test-quick lint sync clean classroom-check FORCE
 
-book: $(VENV)/.book-deps _vendor/.stamp _generated/.stamp _build/.site-assets $(IPYNBS) _build/.package-hash
-	MHACOURSE_BUILD=1 $(BIN)/jupyter-book build . $(JB_FLAGS)
+# The explorer's export and the chapters' execution run side by side (make -j2):
+# jupyter-book executes one chapter at a time, on about one core, and the
+# export's pool of worker processes takes the other. Sphinx does not copy the
+# export (it may still be running when Sphinx copies its static files): the
+# recipe copies it into the site once both are done.
+book: $(VENV)/.book-deps _vendor/.stamp _build/.site-assets $(IPYNBS) _build/.package-hash
+	@$(MAKE) --no-print-directory -j2 _generated/.stamp html
+	rm -rf _build/html/_static/explorer-data
+	cp -R _generated/explorer-data _build/html/_static/explorer-data
 	$(BIN)/python scripts/build_slides.py
 	$(BIN)/python scripts/build_handouts.py
 	@echo "Built: open _build/html/index.html in a browser"
+
+# The site's pages, every chapter executed (`make book` also adds the explorer's
+# export, the slide decks and the handouts).
+html: $(VENV)/.book-deps _vendor/.stamp _build/.site-assets $(IPYNBS) _build/.package-hash
+	MHACOURSE_BUILD=1 $(BIN)/jupyter-book build . $(JB_FLAGS)
 
 test: $(VENV)/.test-deps lint book
 	$(BIN)/python -m pytest
@@ -76,7 +88,8 @@ _vendor/.stamp: package.json package-lock.json scripts/vendor_js.py
 	touch $@
 
 # The in-browser explorer's models, tokenizers and precomputed views, exported
-# from the package (scripts/export_explorer.py); Sphinx serves _generated/.
+# from the package (scripts/export_explorer.py: a pool of 2 processes, one job
+# per graph); `make book` copies _generated/explorer-data into _static/.
 _generated/.stamp: $(VENV)/.book-deps $(wildcard code/mhacourse/*.py code/mhacourse/*/*.py) $(wildcard assets/models/*) scripts/export_explorer.py
 	rm -rf _generated
 	$(BIN)/python scripts/export_explorer.py
@@ -84,7 +97,7 @@ _generated/.stamp: $(VENV)/.book-deps $(wildcard code/mhacourse/*.py code/mhacou
 
 # Sphinx does not recopy changed static files when no page changed: drop the
 # HTML (not the execution cache) whenever the site's own assets change.
-_build/.site-assets: $(wildcard assets/site/*) $(wildcard assets/site/*/*) _config.yml _vendor/.stamp _generated/.stamp
+_build/.site-assets: $(wildcard assets/site/*) $(wildcard assets/site/*/*) _config.yml _vendor/.stamp
 	rm -rf _build/html
 	mkdir -p _build && touch $@
 

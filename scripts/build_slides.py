@@ -1019,6 +1019,14 @@ html body .reveal .admonition { border-left: 0.3em solid #0072b2; background: #f
 html body .reveal .admonition.myth-vs-fact { border-left-color: #d55e00; background: #fdf5ef; }
 html body .reveal .admonition-title { font-weight: bold; margin: 0.2em 0; }
 html body .reveal .deck-links { font-size: 22px; margin-top: 1.5em; }
+html body .reveal .slides a { text-decoration: underline; }   /* a link is more than its colour */
+html body .reveal .slide-number { background-color: #555; color: #fff; }   /* 7.5:1, not 2.84:1 on #999 */
+/* code colours with >= 4.5:1 on the code's #f5f5f5 (JupyterLab's are 4.17:1 for comments, 4.26:1 for numbers) */
+html:root { --jp-mirror-editor-comment-color: #3d6b6b; --jp-mirror-editor-number-color: #007400;
+            --jp-mirror-editor-operator-color: #9a1ee8; --jp-mirror-editor-meta-color: #9a1ee8;
+            --jp-mirror-editor-error-color: #c00000; --jp-mirror-editor-quote-color: #007a00;
+            --jp-mirror-editor-atom-color: #4f4fe0; --jp-mirror-editor-bracket-color: #6b6b45;
+            --jp-mirror-editor-hr-color: #666; }
 """
 
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import html as html_lib
 import re
+from pathlib import Path
 from urllib.parse import parse_qs, unquote, urlparse
 
 import pytest
@@ -136,6 +137,42 @@ def test_accessibility_no_serious_or_critical_violations(site, page, mode):
     browser.add_script_tag(url=f"{base}/_static/axe/axe.min.js")
     found = browser.evaluate(AXE_SERIOUS)
     assert found == [], f"{page} ({mode} mode): {found}"
+
+
+DECKS = [Path(p).stem for p in NOTEBOOK_PAGES
+         if re.fullmatch(r"chapters/[0-9][0-9]_[\w-]+\.html", p)]
+
+
+@pytest.mark.parametrize("view", ["deck", "every slide"])
+@pytest.mark.parametrize("stem", DECKS)
+def test_slide_deck_accessibility_no_serious_or_critical_violations(site, stem, view):
+    """axe-core on each chapter's slide deck (scripts/build_slides.py): as it
+    opens (the title slide with reveal.js's controls, slide number and
+    progress bar), and in reveal.js's print view (``?print-pdf``), which lays
+    out every slide at once, so that one run checks them all (reveal.js
+    hides the slides that are not shown, and axe skips hidden content)."""
+    base, browser, blocked = site
+    blocked.clear()
+    deck = SITE / "slides" / f"{stem}.slides.html"
+    assert deck.exists(), f"no deck {deck.name}: `make book` runs scripts/build_slides.py"
+    query = "?print-pdf" if view == "every slide" else ""
+    browser.goto(f"{base}/slides/{deck.name}{query}", wait_until="networkidle")
+    browser.wait_for_function("window.Reveal && Reveal.isReady()", timeout=20_000)
+    browser.evaluate("async () => { if (window.MathJax && MathJax.startup) "
+                     "{ await MathJax.startup.promise; } }")
+    if view == "every slide":
+        shown = browser.evaluate("document.querySelectorAll('.pdf-page').length")
+        assert shown >= browser.evaluate("Reveal.getTotalSlides()"), \
+            f"{stem}: the print view does not lay out every slide"
+        # the print view shows every slide but leaves reveal.js's hidden /
+        # aria-hidden marks on those it would not show on screen: dropped, so
+        # that axe checks every slide as it checks the one on screen
+        browser.evaluate("""() => document.querySelectorAll('.pdf-page section')
+            .forEach(s => { s.removeAttribute('hidden'); s.removeAttribute('aria-hidden'); })""")
+    browser.add_script_tag(url=f"{base}/_static/axe/axe.min.js")
+    found = browser.evaluate(AXE_SERIOUS)
+    assert found == [], f"{stem} deck ({view}): {found}"
+    assert blocked == [], f"{stem} deck tried to reach {blocked}"
 
 
 def _luminance(rgb) -> float:

@@ -45,7 +45,7 @@ import torch
 from torch import nn
 
 from . import _validate_analysis as _va
-from . import bert, catalogue, explorer, tasks
+from . import bert, catalogue, explorer, tasks, web_train
 from . import tiny_model as tm
 from ._validate import InputFileError
 from ._validate_tiny import check_load_tiny, check_quantize, check_tiny_model
@@ -265,19 +265,95 @@ def model_table() -> list[dict]:
     return rows
 
 
-def build(out: Path, minilm: bool = True, log=print) -> dict:
+# ------------------------------------------------------------------- build
+#
+# The export is a list of independent jobs (one ONNX graph each, and the
+# precomputed views), run by a pool of worker processes: each torch.onnx.export
+# is single-threaded Python work (about 2-5 CPU seconds for a tiny model), so
+# two workers on two cores take about half the time of one. A job is a
+# module-level function and its arguments (picklable), returning
+# ``(manifest key, value)``; to export one more graph, append one more job
+# in :func:`export_jobs`.
+
+def _tiny_job(out: Path, h: int, d_k: int, trained: bool) -> tuple[str, dict]:
+    model = load_tiny(h, d_k, trained)
+    path = export_tiny(model, out / "models" / f"{tm.model_name(h, d_k, trained)}.onnx")
+    return "tiny", tiny_entry(model, trained, path)
+
+
+def _minilm_job(out: Path) -> tuple[str, dict]:
+    model = bert.load_model()
+    path = export_minilm(out / "models" / "minilm.onnx", model)
+    (out / "tokenizers" / "minilm.json").write_text(json.dumps(minilm_tokenizer_json(model)))
+    (out / "tokenizers" / "minilm_config.json").write_text(
+        (model.path / "tokenizer_config.json").read_text())
+    cfg = model.config
+    return "minilm", {
+        "file": path.name, "bytes": path.stat().st_size, "layers": cfg.n_layers,
+        "h": cfg.h, "d_k": cfg.d_k, "d_model": cfg.d_model,
+        "max_len": cfg.max_len, "dtype": "float32",
+        "tokenizer": "minilm.json", "config": "minilm_config.json",
+        "params": int(sum(t.numel() for t in (model.E_tok, model.E_pos, model.E_type))
+                      + sum(t.numel() for layer in model.layers
+                            for t in _layer_tensors(layer))),
+    }
+
+
+def _precomputed_job() -> tuple[str, dict]:
+    return "precomputed", precomputed_views()
+
+
+def export_jobs(out: Path, minilm: bool = True) -> list[tuple]:
+    """The export's jobs, ``(function, args)``, longest first (MiniLM's graph
+    takes about three tiny models' time), so that a pool ends with short jobs
+    and its workers finish together."""
+    out = Path(out)
+    # the in-browser training's graphs (mhacourse.web_train): its step is
+    # the longest job of all, so it goes first
+    jobs: list[tuple] = [(web_train.export_job, (out / "train", kind))
+                         for kind in web_train.STEP_NAMES_LONGEST_FIRST]
+    jobs += [(_minilm_job, (out,))] if minilm else []
+    jobs += [(_tiny_job, (out, h, d_k, trained))
+             for h, d_k in tiny_cells() for trained in (True, False)]
+    jobs.append((_precomputed_job, ()))
+    return jobs
+
+
+def _worker_init() -> None:
+    torch.set_num_threads(1)  # one core a worker: the pool is the parallelism
+
+
+def _run_job(job: tuple):
+    fn, args = job
+    return fn(*args)
+
+
+def run_jobs(jobs: list[tuple], workers: int = 2) -> list:
+    """Each job's result, in the order of ``jobs``: in this process if
+    ``workers`` is 1, else in a pool of ``workers`` fresh (spawned) processes."""
+    if workers <= 1 or len(jobs) <= 1:
+        return [_run_job(job) for job in jobs]
+    import multiprocessing
+    from concurrent.futures import ProcessPoolExecutor
+
+    with ProcessPoolExecutor(max_workers=min(workers, len(jobs)),
+                             mp_context=multiprocessing.get_context("spawn"),
+                             initializer=_worker_init) as pool:
+        return list(pool.map(_run_job, jobs))
+
+
+def build(out: Path, minilm: bool = True, log=print, workers: int = 2) -> dict:
     """Write everything the browser explorer loads into ``out``; return the
-    manifest."""
+    manifest. ``workers`` processes run :func:`export_jobs` (1: all in this
+    process)."""
     _va.check_build(out, minilm)
     out = Path(out)
     (out / "models").mkdir(parents=True, exist_ok=True)
     (out / "tokenizers").mkdir(parents=True, exist_ok=True)
-    entries = []
-    for h, d_k in tiny_cells():
-        for trained in (True, False):
-            model = load_tiny(h, d_k, trained)
-            path = export_tiny(model, out / "models" / f"{tm.model_name(h, d_k, trained)}.onnx")
-            entries.append(tiny_entry(model, trained, path))
+    results = run_jobs(export_jobs(out, minilm), workers)
+    entries = [value for key, value in results if key == "tiny"]
+    graphs = {value["kind"]: value for key, value in results if key == "train"}
+    done = {key: value for key, value in results if key not in ("tiny", "train")}
     log(f"exported {len(entries)} tiny models "
         f"({sum(e['bytes'] for e in entries) / 1e6:.1f} MB)")
 
@@ -292,26 +368,12 @@ def build(out: Path, minilm: bool = True, log=print) -> dict:
                            "unk": tasks.UNK, "max_len": tm.TinyConfig().max_len},
         "budget": {"d_model": BUDGET_D_MODEL, "h": list(BUDGET_H)},
         "wide": {"h": list(WIDE_H), "d_k": list(WIDE_DK)},
+        "train": web_train.manifest_entry(graphs, out / "train"),
     }
     if minilm:
-        model = bert.load_model()
-        path = export_minilm(out / "models" / "minilm.onnx", model)
-        (out / "tokenizers" / "minilm.json").write_text(
-            json.dumps(minilm_tokenizer_json(model)))
-        (out / "tokenizers" / "minilm_config.json").write_text(
-            (model.path / "tokenizer_config.json").read_text())
-        cfg = model.config
-        manifest["minilm"] = {
-            "file": path.name, "bytes": path.stat().st_size, "layers": cfg.n_layers,
-            "h": cfg.h, "d_k": cfg.d_k, "d_model": cfg.d_model,
-            "max_len": cfg.max_len, "dtype": "float32",
-            "tokenizer": "minilm.json", "config": "minilm_config.json",
-            "params": int(sum(t.numel() for t in (model.E_tok, model.E_pos, model.E_type))
-                          + sum(t.numel() for layer in model.layers
-                                for t in _layer_tensors(layer))),
-        }
-        log(f"exported MiniLM ({path.stat().st_size / 1e6:.1f} MB)")
-    pre = precomputed_views()
+        manifest["minilm"] = done["minilm"]
+        log(f"exported MiniLM ({done['minilm']['bytes'] / 1e6:.1f} MB)")
+    pre = done["precomputed"]
     (out / "precomputed.js").write_text(
         "// Written by scripts/export_explorer.py: the example sentences' views,\n"
         "// computed by the mhacourse package, painted before the live engine runs.\n"

@@ -245,27 +245,45 @@ def write_data(out: Path) -> dict:
     return entries
 
 
-def build(out: Path, log=print) -> dict:
-    """Write the four graphs and the data into ``out`` (``_generated/
-    explorer-data/train/``); returns the manifest's ``"train"`` entry."""
-    out = Path(out)
-    graphs = {}
-    for kind in STEP_NAMES:
-        t = time.perf_counter()
-        path = export(kind, out / f"{kind}.onnx")
-        graphs[kind] = {"file": path.name, "bytes": path.stat().st_size,
-                        "export_seconds": round(time.perf_counter() - t, 1)}
-        log(f"  {kind}.onnx {path.stat().st_size / 1e6:.2f} MB "
-            f"({graphs[kind]['export_seconds']} s)")
+STEP_NAMES_LONGEST_FIRST = ("step", "evaluate", "forward", "init")
+
+
+def export_job(folder: Path, kind: str) -> tuple[str, dict]:
+    """One graph, as a job of ``web_export``'s export pool: writes
+    ``folder/{kind}.onnx``; returns ``("train", {"kind", "file", "bytes",
+    "export_seconds"})``."""
+    t = time.perf_counter()
+    torch.set_num_threads(1)
+    path = export(kind, Path(folder) / f"{kind}.onnx")
+    return "train", {"kind": kind, "file": path.name, "bytes": path.stat().st_size,
+                     "export_seconds": round(time.perf_counter() - t, 1)}
+
+
+def manifest_entry(graphs: dict, folder: Path) -> dict:
+    """The manifest's ``"train"`` entry for the exported ``graphs``
+    (``{kind: export_job's dict}``); writes the data files into ``folder``."""
     cfg = EXAMPLE
     return {
-        "graphs": graphs, "data": write_data(out),
+        "graphs": {k: {key: v[key] for key in ("file", "bytes", "export_seconds")}
+                   for k, v in sorted(graphs.items())},
+        "data": write_data(Path(folder)),
         "params": [{"name": k, "input": k.replace(".", "_")} for k in st.param_names()],
         "n_layers": cfg.n_layers, "vocab_size": cfg.vocab_size,
-        "batch": list(batches(1).shape[1:]), "heldout_n": HELDOUT_N,
+        "batch": [cfg.batch, cfg.max_len], "heldout_n": HELDOUT_N,
         "limits": {"h_max": H_MAX, "d_k_min": D_K_RANGE[0], "d_k_max": D_K_RANGE[1],
                    "d_model_max": D_MODEL_MAX, "max_steps": MAX_STEPS},
         "steps_for": {str(d): steps_for(d) for d in range(1, D_MODEL_MAX + 1)},
-        "budget": BUDGET_D_MODEL,
-        "statistics": list(st.STATISTICS), "seed": SEED,
+        "budget": BUDGET_D_MODEL, "statistics": list(st.STATISTICS), "seed": SEED,
     }
+
+
+def build(out: Path, log=print) -> dict:
+    """Write the four graphs (one after another, in this process) and the
+    data into ``out``; returns the manifest's ``"train"`` entry.
+    (``make book`` exports them in ``web_export``'s pool instead.)"""
+    graphs = {}
+    for kind in STEP_NAMES:
+        _, graphs[kind] = export_job(out, kind)
+        log(f"  {kind}.onnx {graphs[kind]['bytes'] / 1e6:.2f} MB "
+            f"({graphs[kind]['export_seconds']} s)")
+    return manifest_entry(graphs, Path(out))

@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 import torch
 
-from mhacourse import bert, explorer, tasks, web_export
+from mhacourse import bert, explorer, tasks, web_export, web_train
 from mhacourse import tiny_model as tm
 
 ort = pytest.importorskip("onnxruntime")
@@ -147,3 +147,28 @@ def test_model_table_covers_both_modes():
     for r in rows:
         assert r["accuracy"] > 0.3 and r["untrained"] < 0.02, r
         assert r["params"] == tm.n_params(web_export.load_tiny(r["h"], r["d_k"], True))
+
+
+def test_export_jobs_cover_every_graph_once_longest_first(tmp_path):
+    """One job per graph (the four training graphs, the training step, the
+    longest, first; MiniLM next; every tiny cell, trained and untrained) and
+    one for the precomputed views."""
+    jobs = web_export.export_jobs(tmp_path)
+    train = [args[1] for fn, args in jobs if fn is web_train.export_job]
+    assert train == list(web_train.STEP_NAMES_LONGEST_FIRST) and train[0] == "step"
+    assert sorted(train) == sorted(web_train.STEP_NAMES)
+    assert jobs[:len(train)] == [(web_train.export_job, (tmp_path / "train", k))
+                                 for k in train]
+    assert jobs[len(train)] == (web_export._minilm_job, (tmp_path,))
+    tiny = [args[1:] for fn, args in jobs if fn is web_export._tiny_job]
+    assert sorted(tiny) == sorted((h, d_k, t) for h, d_k in web_export.tiny_cells()
+                                  for t in (True, False))
+    assert [fn for fn, _ in jobs].count(web_export._precomputed_job) == 1
+    assert len(jobs) == len(train) + len(tiny) + 2
+    assert web_export._minilm_job not in [fn for fn, _ in web_export.export_jobs(tmp_path, False)]
+
+
+def test_run_jobs_keeps_the_order_of_the_jobs_in_a_pool():
+    jobs = [(pow, (2, k)) for k in range(6)]
+    assert web_export.run_jobs(jobs, workers=2) == [2 ** k for k in range(6)]
+    assert web_export.run_jobs(jobs, workers=1) == [2 ** k for k in range(6)]
