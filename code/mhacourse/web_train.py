@@ -46,7 +46,6 @@ import warnings
 from pathlib import Path
 
 import numpy as np
-import onnx
 import torch
 from torch.fx.experimental.proxy_tensor import make_fx
 
@@ -209,6 +208,8 @@ def export(kind: str, path, cfg: TinyConfig = EXAMPLE) -> Path:
                               external_data=False, optimize=False, verbose=False)
     finally:
         quiet.setLevel(level)
+    import onnx  # build-time only (requirements.txt), not in Binder's environment
+
     model = onnx.load(str(path))
     for node in model.graph.node:  # the exporter's stack traces: 4/5 of the bytes
         del node.metadata_props[:]
