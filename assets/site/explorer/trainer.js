@@ -84,7 +84,7 @@
     P.status = el("p", { class: "mha-train-status", role: "status" });
     P.message = el("p", { class: "mha-train-message", role: "alert" });
     P.chart = el("canvas", { class: "mha-train-chart", width: "360", height: "150", role: "img",
-      "aria-label": "Training loss: no steps yet" });
+      "aria-label": "Training loss: no steps yet", hidden: "" });
     P.accuracy = el("p", { class: "mha-train-accuracy", "aria-live": "polite" });
     P.heads = el("div", { class: "mha-train-heads" });
     P.roles = el("p", { class: "mha-train-roles" });
@@ -93,16 +93,20 @@
     P.sentenceNote = el("p", { class: "mha-train-note" });
     P.inputs = [hIn, dkIn, budget, seedIn];
     var label = function (input, text) { return el("label", { for: input.id }, [text, " ", input]); };
+    // two columns (the model and its training | the heads on a sentence);
+    // side by side when the panel is wide (one run), stacked when narrow
     root.appendChild(el("div", { class: "mha-train-panel", "data-run": String(index + 1) }, [
-      el("h4", { text: "Run " + String.fromCharCode(65 + index) }),
-      el("div", { class: "mha-train-controls" }, [label(hIn, "h"), label(dkIn, "d_k"),
-        label(budget, "same budget: d_model = " + MAN.train.budget), label(seedIn, "seed")]),
-      P.summary,
-      el("div", { class: "mha-train-buttons" }, [P.train, P.pause, P.reset]),
-      P.status, P.message, P.chart, P.accuracy,
-      el("label", { for: P.sentence.id, class: "mha-train-sentence-label" },
-        ["Sentence (the heatmaps show the model on it; type your own)"]),
-      P.sentence, P.sentenceNote, P.heads, P.roles,
+      el("div", { class: "mha-train-left" }, [
+        el("h4", { text: "Run " + String.fromCharCode(65 + index) }),
+        el("div", { class: "mha-train-controls" }, [label(hIn, "h"), label(dkIn, "d_k"),
+          label(budget, "same budget: d_model = " + MAN.train.budget), label(seedIn, "seed")]),
+        P.summary,
+        el("div", { class: "mha-train-buttons" }, [P.train, P.pause, P.reset]),
+        P.status, P.message, P.chart, P.accuracy]),
+      el("div", { class: "mha-train-right" }, [
+        el("label", { for: P.sentence.id, class: "mha-train-sentence-label" },
+          ["Sentence (the heatmaps show the model on it; type your own)"]),
+        P.sentence, P.sentenceNote, P.heads, P.roles]),
     ]));
     P.read = function () {
       var h = Number(hIn.value), b = budget.checked;
@@ -326,6 +330,7 @@
     g.font = "11px sans-serif";
     g.fillText("loss", 2, 12);
     var n = P.losses.length, steps = (P.config && P.config.steps) || 1;
+    c.hidden = !n; // no empty axes before the first step
     if (!n) { c.setAttribute("aria-label", "Training loss: no steps yet"); return; }
     var top = Math.max.apply(null, P.losses.slice(0, Math.min(n, 50)).concat([1]));
     g.strokeStyle = "#888";
@@ -443,7 +448,7 @@
     var intro = el("p", { class: "mha-train-intro" }, [
       "Each run trains a fresh two-layer model on the course's lookup task, in this page, with the package's own " +
       "training step (mhacourse.web_train). Both runs read the same batches in the same order."]);
-    root.appendChild(intro);
+    if (n > 1) { root.appendChild(intro); }
     var both = el("button", { type: "button", class: "mha-train-both", text: "Train both" });
     if (n > 1) { root.appendChild(both); }
     var row = el("div", { class: "mha-train-runs" });
