@@ -65,7 +65,7 @@
     return null;
   }
 
-  function Panel(root, index, defaults) {
+  function Panel(root, index, defaults, single) {
     var P = this;
     P.index = index;
     P.state = "idle"; // idle | loading | ready | running | paused | done | diverged | failed
@@ -97,7 +97,7 @@
     // side by side when the panel is wide (one run), stacked when narrow
     root.appendChild(el("div", { class: "mha-train-panel", "data-run": String(index + 1) }, [
       el("div", { class: "mha-train-left" }, [
-        el("h4", { text: "Run " + String.fromCharCode(65 + index) }),
+        single ? null : el("h4", { text: "Run " + String.fromCharCode(65 + index) }),
         el("div", { class: "mha-train-controls" }, [label(hIn, "h"), label(dkIn, "d_k"),
           label(budget, "same budget: d_model = " + MAN.train.budget), label(seedIn, "seed")]),
         P.summary,
@@ -105,7 +105,7 @@
         P.status, P.message, P.chart, P.accuracy]),
       el("div", { class: "mha-train-right" }, [
         el("label", { for: P.sentence.id, class: "mha-train-sentence-label" },
-          ["Sentence (the heatmaps show the model on it; type your own)"]),
+          ["The heads on a sentence (type your own)"]),
         P.sentence, P.sentenceNote, P.heads, P.roles]),
     ]));
     P.read = function () {
@@ -319,7 +319,7 @@
       }
       P.roleNames.push(row);
     }
-    P.roles.textContent = "Head roles (mhacourse.tiny_model.head_roles, held-out set): " + parts.join(", ") + ".";
+    P.roles.textContent = "Roles (head_roles, held-out set): " + parts.join(", ") + ".";
     P.titleHeads();
   };
 
@@ -455,7 +455,7 @@
     root.appendChild(row);
     var defaults = [{ h: 1, dk: 64 }, { h: 16, dk: 4 }];
     var panels = [];
-    for (var i = 0; i < n; i++) { panels.push(new Panel(row, i, defaults[i])); }
+    for (var i = 0; i < n; i++) { panels.push(new Panel(row, i, defaults[i], n === 1)); }
     Array.prototype.push.apply(api.panels, panels);
     both.addEventListener("click", function () { panels.forEach(function (p) { p.start(); }); });
     if (why) { panels.forEach(function (p) { p.fail(why); }); both.disabled = true; }
