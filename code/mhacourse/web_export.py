@@ -311,7 +311,7 @@ def export_jobs(out: Path, minilm: bool = True) -> list[tuple]:
     # the in-browser training's graphs (mhacourse.web_train): its step is
     # the longest job of all, so it goes first
     jobs: list[tuple] = [(web_train.export_job, (out / "train", kind))
-                         for kind in web_train.STEP_NAMES_LONGEST_FIRST]
+                         for kind in web_train.STEP_NAMES]
     jobs += [(_minilm_job, (out,))] if minilm else []
     jobs += [(_tiny_job, (out, h, d_k, trained))
              for h, d_k in tiny_cells() for trained in (True, False)]

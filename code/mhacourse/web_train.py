@@ -62,7 +62,7 @@ D_K_RANGE = (2, 64)  # width of a head
 D_MODEL_MAX = 256  # time: a step at d_model 256 takes ~0.1 s in the page
 MAX_STEPS = 1500  # the longest run the page offers (train_tiny_models' d_model 8)
 EXAMPLE = TinyConfig(h=3, d_k=7)  # traced at d_model 21: no size equals another
-STEP_NAMES = ("init", "step", "forward", "evaluate")
+STEP_NAMES = ("step", "evaluate", "forward", "init")  # the graphs, longest export first
 
 
 def check_sizes(h, d_k) -> None:
@@ -246,9 +246,6 @@ def write_data(out: Path) -> dict:
     return entries
 
 
-STEP_NAMES_LONGEST_FIRST = ("step", "evaluate", "forward", "init")
-
-
 def export_job(folder: Path, kind: str) -> tuple[str, dict]:
     """One graph, as a job of ``web_export``'s export pool: writes
     ``folder/{kind}.onnx``; returns ``("train", {"kind", "file", "bytes",
@@ -276,15 +273,3 @@ def manifest_entry(graphs: dict, folder: Path) -> dict:
         "steps_for": {str(d): steps_for(d) for d in range(1, D_MODEL_MAX + 1)},
         "budget": BUDGET_D_MODEL, "statistics": list(st.STATISTICS), "seed": SEED,
     }
-
-
-def build(out: Path, log=print) -> dict:
-    """Write the four graphs (one after another, in this process) and the
-    data into ``out``; returns the manifest's ``"train"`` entry.
-    (``make book`` exports them in ``web_export``'s pool instead.)"""
-    graphs = {}
-    for kind in STEP_NAMES:
-        _, graphs[kind] = export_job(out, kind)
-        log(f"  {kind}.onnx {graphs[kind]['bytes'] / 1e6:.2f} MB "
-            f"({graphs[kind]['export_seconds']} s)")
-    return manifest_entry(graphs, Path(out))
