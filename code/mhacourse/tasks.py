@@ -176,10 +176,9 @@ def targets_core(x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
     lookup = x.gather(1, (last + 1).clamp(max=L - 1))  # (B, L): x_{j+1}
     previous = torch.cat([x[:, :1], x[:, :-1]], dim=1)  # (B, L): x_{t-1}
     is_lookup = last >= 0
-    y = torch.where(is_lookup, lookup, previous)
-    kind = torch.where(is_lookup, LOOKUP, PREVIOUS)
-    kind[:, 0] = NOT_SCORED
-    y[:, 0] = 0
+    first = j == 0  # (1, L): position 0 is not scored (no earlier word)
+    y = torch.where(first, 0, torch.where(is_lookup, lookup, previous))
+    kind = torch.where(first, NOT_SCORED, torch.where(is_lookup, LOOKUP, PREVIOUS))
     return y, kind
 
 

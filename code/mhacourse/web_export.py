@@ -3,13 +3,19 @@
 At build time (``scripts/export_explorer.py``, run by ``make book``) this
 module writes, for the static site:
 
-- one ONNX graph per tiny model (:mod:`mhacourse.tiny_model`, trained and
-  untrained, every (h, d_k) the explorer offers) and one for all-MiniLM-L6-v2
-  (:mod:`mhacourse.bert`). Each graph is ``torch.onnx.export`` of the
-  package's own unchecked forward pass (:meth:`TinyTransformer.core`,
-  :func:`bert.forward_core`), with **every layer's attention weights as graph
-  outputs**. The page runs them with onnxruntime-web: the browser computes
-  with the package's models, not with a JavaScript copy of the mathematics;
+- the tiny models (:mod:`mhacourse.tiny_model`, trained and untrained,
+  every (h, d_k) the explorer offers) as **weights only**, one float32 file
+  each (:func:`write_tiny_weights`). The page runs them through the one graph
+  of the tiny model's forward pass that :mod:`mhacourse.web_train` exports for
+  every (h, d_k) (:func:`~mhacourse.tiny_model.step.forward_with`, weights as
+  inputs), the graph the in-browser training draws with: one graph instead of
+  28, and a build that traces it once;
+- one ONNX graph for all-MiniLM-L6-v2 (:mod:`mhacourse.bert`),
+  ``torch.onnx.export`` of the package's own unchecked forward pass
+  (:func:`bert.forward_core`) with **every layer's attention weights as graph
+  outputs**. The page runs both graphs with onnxruntime-web: the browser
+  computes with the package's models, not with a JavaScript copy of the
+  mathematics;
 - the tokenizers as ``tokenizer.json`` files, read in the page by the
   ``@huggingface/tokenizers`` library (:func:`tiny_tokenizer` builds the tiny
   models' word-level one with the ``tokenizers`` library; MiniLM's is the
@@ -24,9 +30,9 @@ Graph inputs and outputs (``L`` is dynamic):
 =============  ==========================================  ====================
 graph          inputs                                      outputs
 =============  ==========================================  ====================
-tiny model     ``ids`` (1, L) int64, L <= 16               ``logits`` (1, L, V),
-                                                           ``attn_1..attn_n``
-                                                           (1, h, L, L)
+tiny model     (``train/forward.onnx``) the weights in     ``logits`` (1, L, V),
+               ``step.param_names`` order, ``ids`` (1, L)  ``attn_1..attn_n``
+               int64, L <= 16, ``heads`` (h,)              (1, h, L, L)
 MiniLM         ``input_ids`` (1, L) int64, L <= 512;       ``embedding`` (1, 384)
                ``head_mask`` (6, 12) float32, 1 = keep     (mean-pooled, unit
                                                            norm), ``attn_1..6``
@@ -47,9 +53,10 @@ from torch import nn
 from . import _validate_analysis as _va
 from . import bert, catalogue, explorer, tasks, web_train
 from . import tiny_model as tm
-from ._validate import InputFileError
+from ._validate import InputError, InputFileError
 from ._validate_tiny import check_load_tiny, check_quantize, check_tiny_model
 from .block import BLOCK_PARAMS, BlockWeights
+from .tiny_model import step as st
 
 # The models the browser explorer offers: mhacourse.catalogue's, in its two
 # modes ("same budget": d_model fixed, h over its divisors; "wider heads": h
@@ -80,20 +87,6 @@ def load_tiny(h: int, d_k: int, trained: bool) -> tm.TinyTransformer:
 
 
 # ------------------------------------------------------------------ graphs
-
-class TinyGraph(nn.Module):
-    """What is exported of a tiny model: ``ids`` (B, L) ->
-    ``(logits (B, L, V), A_1, ..., A_n)``, each ``A_l`` (B, h, L, L)."""
-
-    def __init__(self, model: tm.TinyTransformer):
-        check_tiny_model(model)
-        super().__init__()
-        self.model = model.eval()
-
-    def forward(self, ids):
-        logits, attention = self.model.core(ids)
-        return (logits, *attention)
-
 
 class MiniLMGraph(nn.Module):
     """What is exported of MiniLM: ``(input_ids (1, L), head_mask (6, 12))``
@@ -131,15 +124,27 @@ def _export(module: nn.Module, args: tuple, path: Path, input_names, output_name
     return path
 
 
-def export_tiny(model: tm.TinyTransformer, path) -> Path:
-    """Write ``model`` as an ONNX graph (:class:`TinyGraph`) with a dynamic
-    sequence length ``1 <= L <= max_len``."""
+def write_tiny_weights(model: tm.TinyTransformer, path) -> Path:
+    """Write ``model``'s parameters to ``path`` as one little-endian float32
+    array: each tensor flattened row-major, in
+    :func:`~mhacourse.tiny_model.step.param_names` order (the order of the
+    ``forward`` graph's weight inputs). The page cuts it with the shapes of
+    the manifest's ``train.params`` (each dimension ``a * d_model + b``)."""
     check_tiny_model(model)
-    L = torch.export.Dim("L", min=1, max=model.cfg.max_len)
-    ids = torch.arange(min(6, model.cfg.max_len))[None] % model.cfg.vocab_size  # (1, 6)
-    names = [f"attn_{i + 1}" for i in range(model.cfg.n_layers)]
-    return _export(TinyGraph(model), (ids,), path, ["ids"], ["logits", *names],
-                   {"ids": {1: L}})
+    fixed = {k: getattr(st.CONFIG, k) for k in ("n_layers", "ff_mult", "vocab_size", "max_len")}
+    if {k: getattr(model.cfg, k) for k in fixed} != fixed:
+        raise InputError(f"model must have the forward graph's {fixed} (only h and d_k "
+                         f"may vary); got {model.cfg}.")
+    state = model.state_dict()
+    shapes = st.param_shapes(model.cfg.d_model)
+    assert list(state) == list(shapes), "a tiny model's parameters, in the graphs' order"
+    for name, t in state.items():
+        assert tuple(t.shape) == tuple(shapes[name]), f"{name}: {tuple(t.shape)}"
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    flat = torch.cat([t.detach().reshape(-1) for t in state.values()])  # (n_params,)
+    path.write_bytes(flat.numpy().astype("<f4").tobytes())
+    return path
 
 
 def export_minilm(path, model: bert.Bert | None = None) -> Path:
@@ -247,7 +252,7 @@ def tiny_entry(model: tm.TinyTransformer, trained: bool, file: Path) -> dict:
             "trained": trained, "layers": model.cfg.n_layers,
             "max_len": model.cfg.max_len, "params": tm.n_params(model),
             "accuracy": m.get("accuracy"), "file": file.name,
-            "bytes": file.stat().st_size}
+            "bytes": file.stat().st_size, "dtype": "float32"}
 
 
 def model_table() -> list[dict]:
@@ -275,10 +280,10 @@ def model_table() -> list[dict]:
 # ``(manifest key, value)``; to export one more graph, append one more job
 # in :func:`export_jobs`.
 
-def _tiny_job(out: Path, h: int, d_k: int, trained: bool) -> tuple[str, dict]:
+def _tiny_weights(out: Path, h: int, d_k: int, trained: bool) -> dict:
     model = load_tiny(h, d_k, trained)
-    path = export_tiny(model, out / "models" / f"{tm.model_name(h, d_k, trained)}.onnx")
-    return "tiny", tiny_entry(model, trained, path)
+    path = write_tiny_weights(model, out / "models" / f"{tm.model_name(h, d_k, trained)}.f32")
+    return tiny_entry(model, trained, path)
 
 
 def _minilm_job(out: Path) -> tuple[str, dict]:
@@ -304,17 +309,16 @@ def _precomputed_job() -> tuple[str, dict]:
 
 
 def export_jobs(out: Path, minilm: bool = True) -> list[tuple]:
-    """The export's jobs, ``(function, args)``, longest first (MiniLM's graph
-    takes about three tiny models' time), so that a pool ends with short jobs
-    and its workers finish together."""
+    """The export's jobs, ``(function, args)``, longest first, so that a pool
+    ends with short jobs and its workers finish together: the training
+    graphs, MiniLM's graph and the precomputed views. (The tiny models are
+    weight files, written in the main process: :func:`build`.)"""
     out = Path(out)
     # the in-browser training's graphs (mhacourse.web_train): its step is
     # the longest job of all, so it goes first
     jobs: list[tuple] = [(web_train.export_job, (out / "train", kind))
                          for kind in web_train.STEP_NAMES]
     jobs += [(_minilm_job, (out,))] if minilm else []
-    jobs += [(_tiny_job, (out, h, d_k, trained))
-             for h, d_k in tiny_cells() for trained in (True, False)]
     jobs.append((_precomputed_job, ()))
     return jobs
 
@@ -351,10 +355,11 @@ def build(out: Path, minilm: bool = True, log=print, workers: int = 2) -> dict:
     (out / "models").mkdir(parents=True, exist_ok=True)
     (out / "tokenizers").mkdir(parents=True, exist_ok=True)
     results = run_jobs(export_jobs(out, minilm), workers)
-    entries = [value for key, value in results if key == "tiny"]
     graphs = {value["kind"]: value for key, value in results if key == "train"}
-    done = {key: value for key, value in results if key not in ("tiny", "train")}
-    log(f"exported {len(entries)} tiny models "
+    done = {key: value for key, value in results if key != "train"}
+    entries = [_tiny_weights(out, h, d_k, trained)
+               for h, d_k in tiny_cells() for trained in (True, False)]
+    log(f"wrote {len(entries)} tiny models' weights "
         f"({sum(e['bytes'] for e in entries) / 1e6:.1f} MB)")
 
     tiny_tok = out / "tokenizers" / "tiny.json"

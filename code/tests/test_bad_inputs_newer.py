@@ -731,7 +731,11 @@ def _rows():
                            ("negative", np.array([-0.5]), E), ("str", "abc", T),
                            ("tensor-inf", torch.tensor([INF]), E)]:
         add("web_export", f"quantize-{name}", lambda b=bad: wx.quantize(b), err, "weights")
-    add("web_export", "export_tiny-None", lambda: wx.export_tiny(None, "x.onnx"), T, "model")
+    add("web_export", "write_tiny_weights-None", lambda: wx.write_tiny_weights(None, "x.f32"),
+        T, "model")
+    add("web_export", "write_tiny_weights-3-layers",
+        lambda: wx.write_tiny_weights(tm.TinyTransformer(tm.TinyConfig(h=1, d_k=2, n_layers=3)),
+                                      "x.f32"), E, "n_layers")
 
     # ---- tasks
     for name, bad in [("None", None), ("int", 3), ("list", ["a"]), ("bytes", b"the cat")]:
@@ -841,7 +845,6 @@ def _rows():
         ("tiny_entry-file", lambda: wx.tiny_entry(TINY, True, Path("/nonexistent/x")), E,
          "file"),
         ("build-out", lambda: wx.build(None), T, "out"),
-        ("TinyGraph-None", lambda: wx.TinyGraph(None), T, "model"),
         ("MiniLMGraph-None", lambda: wx.MiniLMGraph(None), T, "model"),
         ("MiniLMGraph-tiny", lambda: wx.MiniLMGraph(TINY), T, "model"),
         ("tokenizer_json-str", lambda: wx.minilm_tokenizer_json("minilm"), T, "model"),

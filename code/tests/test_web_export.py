@@ -1,7 +1,8 @@
 """The browser explorer's exported models, checked in Python with onnxruntime:
-the ONNX graphs give the package's attention weights, and the tokenizer files
-give the package's token ids. (tests/test_explorer_live.py checks the same in
-Chromium.)"""
+MiniLM's ONNX graph gives the package's attention weights, and the tokenizer
+files give the package's token ids. (The tiny models run through the training
+export's forward graph: test_web_train.py. tests/test_explorer_live.py checks
+both in Chromium.)"""
 from __future__ import annotations
 
 import base64
@@ -54,28 +55,6 @@ def test_tiny_tokenizer_matches_on_random_text():
     for _ in range(300):
         text = "".join(rng.choice(alphabet, size=rng.integers(1, 40)))
         assert tok.encode(text, add_special_tokens=False).ids == tasks.word_ids(text), repr(text)
-
-
-@pytest.mark.parametrize("h,d_k,trained", [(1, 8, True), (4, 16, True),
-                                           (16, 4, True), (2, 32, False)])
-def test_tiny_graph_equals_the_package(tmpdir_module, h, d_k, trained):
-    model = web_export.load_tiny(h, d_k, trained)
-    path = web_export.export_tiny(model, tmpdir_module / f"{h}_{d_k}_{trained}.onnx")
-    session = ort.InferenceSession(str(path))
-    worst, worst_logits = 0.0, 0.0
-    for text in TEXTS:
-        ids = tasks.word_ids(text)[: model.cfg.max_len] or [tasks.UNK_ID]
-        out = session.run(None, {"ids": np.array([ids], dtype=np.int64)})
-        with torch.no_grad():
-            logits, attention = model(torch.tensor([ids]), return_attention=True)
-        assert out[0].shape == tuple(logits.shape)
-        scale = float(logits.abs().max())
-        worst_logits = max(worst_logits, float(np.abs(out[0] - logits.numpy()).max()) / scale)
-        for A_onnx, A in zip(out[1:], attention, strict=True):
-            assert A_onnx.shape == (1, h, len(ids), len(ids))
-            worst = max(worst, float(np.abs(A_onnx - A.numpy()).max()))
-    assert worst <= 1e-5, f"attention weights: largest difference {worst:.2e}"
-    assert worst_logits <= 1e-5, f"logits: largest relative difference {worst_logits:.2e}"
 
 
 @pytest.fixture(scope="module")
@@ -151,19 +130,16 @@ def test_model_table_covers_both_modes():
 
 def test_export_jobs_cover_every_graph_once_longest_first(tmp_path):
     """One job per graph (the four training graphs, the training step, the
-    longest, first; MiniLM next; every tiny cell, trained and untrained) and
-    one for the precomputed views."""
+    longest, first; MiniLM next) and one for the precomputed views. The tiny
+    models are weight files, not jobs (test_web_train checks them)."""
     jobs = web_export.export_jobs(tmp_path)
     train = [args[1] for fn, args in jobs if fn is web_train.export_job]
     assert train == list(web_train.STEP_NAMES) and train[0] == "step"
     assert jobs[:len(train)] == [(web_train.export_job, (tmp_path / "train", k))
                                  for k in train]
     assert jobs[len(train)] == (web_export._minilm_job, (tmp_path,))
-    tiny = [args[1:] for fn, args in jobs if fn is web_export._tiny_job]
-    assert sorted(tiny) == sorted((h, d_k, t) for h, d_k in web_export.tiny_cells()
-                                  for t in (True, False))
     assert [fn for fn, _ in jobs].count(web_export._precomputed_job) == 1
-    assert len(jobs) == len(train) + len(tiny) + 2
+    assert len(jobs) == len(train) + 2
     assert web_export._minilm_job not in [fn for fn, _ in web_export.export_jobs(tmp_path, False)]
 
 

@@ -15,7 +15,7 @@ import numpy as np
 import pytest
 import torch
 
-from mhacourse import tasks, web_train
+from mhacourse import explorer, tasks, web_export, web_train
 from mhacourse import tiny_model as tm
 from mhacourse.tiny_model import step as st
 
@@ -254,3 +254,38 @@ def test_every_input_of_every_graph_is_read():
         used = {i for n in model.graph.node for i in n.input}
         unused = [i.name for i in model.graph.input if i.name not in used]
         assert unused == [], f"{kind}.onnx ignores {unused}"
+
+
+@pytest.mark.parametrize("h,d_k,trained", [(1, 8, True), (4, 16, True),
+                                           (16, 4, True), (2, 32, False)])
+def test_tiny_weights_file_through_the_forward_graph_equals_the_package(
+        graphs, tmp_path, h, d_k, trained):
+    """The explorer's tiny models: a committed model written as one float32
+    file (web_export.write_tiny_weights), cut with the manifest's shape rules
+    (web_train.param_dims) as the page cuts it, and run through the one
+    forward graph, gives the package's attention (<= 1e-5) and logits
+    (<= 1e-5 of their largest)."""
+    model = web_export.load_tiny(h, d_k, trained)
+    path = web_export.write_tiny_weights(model, tmp_path / "m.f32")
+    flat = np.frombuffer(path.read_bytes(), dtype="<f4")
+    assert flat.size == tm.n_params(model)
+    params, at, d = [], 0, h * d_k
+    for dims in web_train.param_dims().values():
+        shape = [a * d + b for a, b in dims]
+        params.append(flat[at:at + int(np.prod(shape))].reshape(shape))
+        at += int(np.prod(shape))
+    assert at == flat.size
+    worst, worst_logits = 0.0, 0.0
+    for text in [*explorer.EXAMPLES, "cat", "it it it it it the the the cat cat", "x" * 40]:
+        ids = tasks.word_ids(text)[: model.cfg.max_len] or [tasks.UNK_ID]
+        out = run(graphs["forward"], *params, np.array([ids], np.int64),
+                  np.zeros(h, np.float32))
+        with torch.no_grad():
+            logits, attention = model(torch.tensor([ids]), return_attention=True)
+        worst_logits = max(worst_logits, float(np.abs(out[0] - logits.numpy()).max())
+                           / float(logits.abs().max()))
+        for A_onnx, A in zip(out[1:], attention, strict=True):
+            assert A_onnx.shape == (1, h, len(ids), len(ids))
+            worst = max(worst, float(np.abs(A_onnx - A.numpy()).max()))
+    assert worst <= 1e-5, f"attention weights: largest difference {worst:.2e}"
+    assert worst_logits <= 1e-5, f"logits: largest relative difference {worst_logits:.2e}"

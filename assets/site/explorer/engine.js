@@ -1,13 +1,16 @@
 // The explorer's engine: runs the course's exported models in the browser.
 //
 // It computes nothing itself. The models are the mhacourse package's own
-// forward passes, exported to ONNX at build time (mhacourse/web_export.py);
-// onnxruntime-web runs them (single-threaded WebAssembly: no special headers
+// forward passes, exported to ONNX at build time: the tiny models' is one
+// graph for every (h, d_k) with the weights as inputs (mhacourse/web_train.py;
+// each tiny model is a file of weights, mhacourse/web_export.py), MiniLM's a
+// graph of its own. onnxruntime-web runs them (single-threaded WebAssembly: no special headers
 // needed), and @huggingface/tokenizers reads each model's tokenizer.json.
 // Both come from npm at build time (scripts/vendor_js.py).
 //
-// window.mhaEngine = { start(), tiny(name, text), minilm(text, headMask),
-//                      loadMiniLM(), ... }  (also used by the browser tests)
+// window.mhaEngine = { start(), tiny(name, text), forwardWith(params, h, ids),
+//                      minilm(text, headMask), loadMiniLM(), ... }
+// (also used by the trainer and the browser tests)
 (function () {
   "use strict";
 
@@ -57,9 +60,9 @@
     return started;
   }
 
-  function session(file) {
+  function session(file) { // a path under explorer-data/
     if (!sessions[file]) {
-      sessions[file] = ort.InferenceSession.create(DATA + "models/" + file, {
+      sessions[file] = ort.InferenceSession.create(DATA + file, {
         executionProviders: ["wasm"], graphOptimizationLevel: "all",
       }).catch(function (e) { delete sessions[file]; throw e; });
     }
@@ -86,6 +89,54 @@
     return { ids: ids, tokens: tokens, total: n, kept: keep, unk: unk };
   }
 
+  // The tiny model's forward pass on word ids, for any weights: params is
+  // one {data: Float32Array, dims} per manifest.train.params entry, in that
+  // order; h the number of heads. Returns every layer's attention, (h, L, L)
+  // row-major. Runs are queued: one session runs one call at a time.
+  var queue = Promise.resolve();
+  async function forwardWith(params, h, ids) {
+    await start();
+    var T = manifest.train;
+    var s = await session("train/" + T.graphs.forward.file);
+    var feeds = { ids: int64(ids), heads: new ort.Tensor("float32", new Float32Array(h), [h]) };
+    T.params.forEach(function (p, i) {
+      feeds[p.input] = new ort.Tensor("float32", params[i].data, params[i].dims);
+    });
+    var names = [];
+    for (var l = 1; l <= T.n_layers; l++) { names.push("attn_" + l); }
+    var run = queue.then(function () { return s.run(feeds, names); });
+    queue = run.catch(function () {});
+    var r = await run;
+    return names.map(function (n) { return r[n].data; });
+  }
+
+  // A tiny model's weights file, cut into tensors by the shapes the manifest
+  // gives for its d_model.
+  var weights = {};
+  function tinyWeights(entry) {
+    if (!weights[entry.file]) {
+      weights[entry.file] = fetch(DATA + "models/" + entry.file).then(function (r) {
+        if (!r.ok) { throw new Error("could not load " + entry.file + " (HTTP " + r.status + ")"); }
+        return r.arrayBuffer();
+      }).then(function (buf) {
+        var all = new Float32Array(buf), at = 0, d = entry.d_model;
+        var params = manifest.train.params.map(function (p) {
+          var dims = p.dims.map(function (ab) { return ab[0] * d + ab[1]; });
+          var n = dims.reduce(function (a, b) { return a * b; }, 1);
+          var t = { data: all.subarray(at, at + n), dims: dims };
+          at += n;
+          return t;
+        });
+        if (at !== all.length) {
+          throw new Error(entry.file + " holds " + all.length + " numbers; d_model " + d + " needs " + at);
+        }
+        return params;
+      });
+      weights[entry.file].catch(function () { delete weights[entry.file]; });
+    }
+    return weights[entry.file];
+  }
+
   // One run of a tiny model: every layer's (h, L, L) weights, row-major.
   async function tiny(name, text) {
     await start();
@@ -95,9 +146,7 @@
     var out = { tokens: tok.tokens, ids: tok.ids, total: tok.total, kept: tok.kept,
       unk: tok.unk, h: entry.h, attn: [] };
     if (tok.kept === 0) { return out; }
-    var s = await session(entry.file);
-    var r = await s.run({ ids: int64(tok.ids) });
-    for (var l = 1; l <= entry.layers; l++) { out.attn.push(r["attn_" + l].data); }
+    out.attn = await forwardWith(await tinyWeights(entry), entry.h, tok.ids);
     return out;
   }
 
@@ -124,9 +173,9 @@
       }
       var bytes = new Uint8Array(got), at = 0;
       parts.forEach(function (p) { bytes.set(p, at); at += p.length; });
-      sessions[m.file] = ort.InferenceSession.create(bytes, {
+      sessions["models/" + m.file] = ort.InferenceSession.create(bytes, {
         executionProviders: ["wasm"], graphOptimizationLevel: "all" });
-      await sessions[m.file];
+      await sessions["models/" + m.file];
       return true;
     })();
     minilmLoading.catch(function () { minilmLoading = null; });
@@ -159,7 +208,7 @@
       h: m.h, attn: [], embedding: null };
     if (tok.kept <= 2) { return out; }
     var mask = headMask || new Float32Array(m.layers * m.h).fill(1);
-    var s = await sessions[m.file];
+    var s = await sessions["models/" + m.file];
     var r = await s.run({ input_ids: int64(tok.ids),
       head_mask: new ort.Tensor("float32", mask, [m.layers, m.h]) });
     for (var l = 1; l <= m.layers; l++) { out.attn.push(r["attn_" + l].data); }
@@ -168,7 +217,7 @@
   }
 
   window.mhaEngine = {
-    start: start, tiny: tiny, minilm: minilm, loadMiniLM: loadMiniLM,
+    start: start, tiny: tiny, forwardWith: forwardWith, minilm: minilm, loadMiniLM: loadMiniLM,
     tokenizeTiny: function (t) { return start().then(function () { return tokenizeTiny(t); }); },
     tokenizeMiniLM: function (t) { return loadMiniLM().then(function () { return tokenizeMiniLM(t); }); },
     minilmLoaded: function () { return !!tokenizers.minilm; },
