@@ -162,6 +162,8 @@ def test_trained_model_attention_equals_the_package(page):
     L = len(tasks.split_words(sentence))
     p.wait_for_function("mhaTrainer.panels[1].lastAttention && "
                         "mhaTrainer.panels[1].lastAttention.L === %d" % L)
+    assert p.evaluate("mhaTrainer.panels[1].lastAttention.step") == got["step"], \
+        "the heatmaps are of the model whose weights the test read"
     page_attn = p.evaluate("mhaTrainer.panels[1].lastAttention.attn.map(a => Array.from(a))")
     _, attention = tm.attention_on(model, sentence)
     for a, b in zip(page_attn, attention):

@@ -4,15 +4,21 @@
 // It computes nothing itself. mhacourse.web_train exports, once for every
 // (h, d_k): `init` (the initial weights), `step` (one training step: the
 // tiny model's forward pass, the loss, torch.func's gradients, clipping and
-// AdamW with train()'s schedule), `forward` (attention on one sentence) and
-// `evaluate` (held-out accuracy and each head's role). onnxruntime-web runs
-// them (WebAssembly, one thread). This file only feeds the tensors back in,
-// in order, and reports what the graphs return.
+// AdamW with train()'s schedule) and `evaluate` (held-out accuracy and each
+// head's role). onnxruntime-web runs them (WebAssembly, one thread). This
+// file only feeds the tensors back in, in order, and reports what the graphs
+// return.
+//
+// The pictures are not drawn from here: a copy of the weights goes to the
+// page every few steps (`weights` in "ready", "progress" and "state"), and
+// the page runs the fourth graph, `forward`, on them (mhaEngine.forwardWith).
+// A sentence typed while the model trains is then answered at once, instead
+// of waiting for the step under way to end.
 //
 // Messages in:  {type: "setup", base, manifest, h, d_k, seed}
-//               {type: "train"} | {type: "pause"} | {type: "run", ids, tag}
+//               {type: "train"} | {type: "pause"}
 // Messages out: {type: "ready", ...} {type: "progress", ...} {type: "eval", ...}
-//               {type: "attention", ...} {type: "state", ...} {type: "error", message}
+//               {type: "state", ...} {type: "error", message}
 
 let ort = null;
 let T = null; // the manifest's "train" entry
@@ -43,7 +49,7 @@ async function start(base, manifest) {
   ort.env.wasm.proxy = false;
   ort.env.wasm.wasmPaths = base + "ort/";
   ort.env.logLevel = "error";
-  const names = Object.keys(T.graphs);
+  const names = ["init", "step", "evaluate"]; // `forward` runs in the page
   const bytes = await Promise.all(names.map((k) => fetchBytes(T.graphs[k].file)));
   for (let i = 0; i < names.length; i++) {
     sessions[names[i]] = await ort.InferenceSession.create(bytes[i], {
@@ -83,11 +89,19 @@ async function setup(msg) {
   run = { h: msg.h, d_k: msg.d_k, d_model: d, seed: msg.seed, params: params,
     m: zeros(), v: zeros(), s: 0, steps: msg.steps, running: false,
     heads: new ort.Tensor("float32", new Float32Array(msg.h), [msg.h]),
-    evalEvery: msg.evalEvery, drawEvery: msg.drawEvery, probe: msg.probe };
+    evalEvery: msg.evalEvery, drawEvery: msg.drawEvery };
   const count = params.reduce((n, p) => n + p.size, 0);
+  const w = snapshot();
   post({ type: "ready", h: msg.h, d_k: msg.d_k, d_model: d, params: count, steps: msg.steps,
-    key: msg.key });
+    key: msg.key, weights: w.weights }, w.transfer);
   await evaluate();
+}
+
+// A copy of the weights for the page (moved, not copied again, by postMessage).
+function snapshot() {
+  const params = run.params.map((p) => ({ data: p.data.slice(), dims: p.dims.slice() }));
+  return { weights: { step: run.s, h: run.h, params: params },
+    transfer: params.map((p) => p.data.buffer) };
 }
 
 const stepFetches = () => ["loss", "grad_norm"].concat(
@@ -118,18 +132,9 @@ async function evaluate() {
   post({ type: "eval", step: run.s, accuracy: Array.from(r.accuracy.data),
     stats: Array.from(r.stats.data), role: Array.from(r.role.data, Number),
     named: Array.from(r.named.data, Boolean), layers: T.n_layers, h: run.h });
-  if (run.probe) { await attention(run.probe, "probe"); }
 }
 
-async function attention(ids, tag) {
-  const t = ids64(Uint16Array.from(ids), 0, ids.length, [1, ids.length]);
-  const r = await sessions.forward.run(weightFeeds({ ids: t }));
-  const attn = [];
-  for (let l = 1; l <= T.n_layers; l++) { attn.push(r["attn_" + l].data); }
-  post({ type: "attention", tag: tag, step: run.s, h: run.h, L: ids.length, attn: attn });
-}
-
-// A macrotask turn between steps, so that "pause" and "run" messages are
+// A macrotask turn between steps, so that "pause" and the test hooks are
 // read while the model trains (setTimeout(0) would wait 4 ms each time).
 const channel = new MessageChannel();
 function yieldToMessages() {
@@ -146,23 +151,27 @@ async function train() {
     const r = await step();
     if (r.diverged) {
       run.running = false;
-      post({ type: "state", state: "diverged", step: run.s, loss: r.loss, norm: r.norm });
+      const w = snapshot(); // the last finite weights
+      post({ type: "state", state: "diverged", step: run.s, loss: r.loss, norm: r.norm,
+        weights: w.weights }, w.transfer);
       return;
     }
     losses.push(r.loss);
     const done = run.s >= run.steps;
     if (run.s % run.drawEvery === 0 || done) {
-      post({ type: "progress", step: run.s, steps: run.steps, losses: losses,
-        stepsPerSecond: (run.s - s0) / ((performance.now() - t0) / 1000) });
+      const w = snapshot();
+      post({ type: "progress", step: run.s, steps: run.steps, losses: losses, weights: w.weights,
+        stepsPerSecond: (run.s - s0) / ((performance.now() - t0) / 1000) }, w.transfer);
       losses = [];
     }
     if (run.s % run.evalEvery === 0 || done) { await evaluate(); }
-    else if (run.probe && run.s % run.drawEvery === 0) { await attention(run.probe, "probe"); }
     await yieldToMessages();
   }
   const finished = run.s >= run.steps;
   run.running = false;
-  post({ type: "state", state: finished ? "done" : "paused", step: run.s });
+  const w = snapshot();
+  post({ type: "state", state: finished ? "done" : "paused", step: run.s, weights: w.weights },
+    w.transfer);
 }
 
 // The tests read the weights (to compare with the package) through this.
@@ -171,13 +180,13 @@ function weights() {
     arrays: run.params.map((p) => Array.from(p.data)) };
 }
 
-// Setups and runs are handled one after another, in the order they came
-// (the reader may change h three times in a second); "pause" and the test
-// hooks act at once, between two steps.
+// Setups are handled one after another, in the order they came (the reader
+// may change h three times in a second); "pause" and the test hooks act at
+// once, between two steps.
 let queue = Promise.resolve();
 self.onmessage = (e) => {
   const msg = e.data;
-  if (msg.type === "setup" || msg.type === "run" || msg.type === "probe" || msg.type === "weights") {
+  if (msg.type === "setup" || msg.type === "weights") {
     queue = queue.then(() => handle(msg));
   } else {
     handle(msg);
@@ -189,8 +198,6 @@ async function handle(msg) {
     if (msg.type === "setup") { await setup(msg); }
     else if (msg.type === "train") { await train(); }
     else if (msg.type === "pause") { if (run) { run.running = false; } }
-    else if (msg.type === "run") { await attention(msg.ids, msg.tag); }
-    else if (msg.type === "probe") { run.probe = msg.ids; if (!run.running) { await attention(msg.ids, "probe"); } }
     else if (msg.type === "weights") { post(weights()); }
     else if (msg.type === "steps") { run.steps = msg.steps; } // tests: a short run
     else if (msg.type === "resources") { // the benchmark: what this worker loaded

@@ -3,7 +3,10 @@
 // on a sentence, and the role the package's analysis gives each head.
 //
 // The training runs in a Web Worker (train-worker.js) with the graphs that
-// mhacourse.web_train exports; this file draws and wires, nothing more.
+// mhacourse.web_train exports. The worker sends a copy of the weights every
+// few steps; the pictures come from the package's forward graph on that copy,
+// run here (mhaEngine.forwardWith), so a typed sentence is answered while the
+// worker is busy with a step. This file draws and wires, nothing more.
 // Every element <div class="mha-trainer" data-runs="2"> on a page becomes a
 // trainer with that many runs side by side (same batches, same seed).
 //
@@ -177,7 +180,7 @@
     P.setupKey = [c.h, c.dk, c.seed].join("/");
     P.tokens().then(function (tok) {
       P.worker.postMessage({ type: "setup", base: STATIC, manifest: MAN, h: c.h, d_k: c.dk, seed: c.seed,
-        steps: c.steps, evalEvery: 100, drawEvery: 20, probe: tok.ids, key: P.setupKey });
+        steps: c.steps, evalEvery: 100, drawEvery: 20, key: P.setupKey });
     }).catch(function (err) { P.fail(err.message || String(err)); });
   };
 
@@ -193,18 +196,47 @@
     });
   };
 
+  // Draw the heads on the sentence in the box, with the latest weights the
+  // worker sent. One run at a time: a keystroke or a new copy of the weights
+  // that arrives meanwhile asks for one more run, with what is newest then.
   Panel.prototype.probe = function () {
     var P = this;
-    if (!P.worker || P.state === "loading" || P.state === "failed" || P.state === "idle") { return; }
+    if (!P.snapshot || P.state === "loading" || P.state === "failed" || P.state === "idle") { return; }
+    if (P.drawing) { P.again = true; return; }
     if (!P.sentence.value.trim()) {
       P.heads.hidden = true; // never leave a stale picture on screen
       P.sentenceNote.textContent = "Type a sentence: the text is empty.";
       return;
     }
+    var snap = P.snapshot, key = P.setupKey, typed = P.timings.keystroke;
+    P.drawing = true;
+    P.again = false;
     P.tokens().then(function (tok) {
-      if (tok.kept === 0) { P.heads.hidden = true; P.sentenceNote.textContent = "Type a sentence: no words were found in the text."; return; }
-      P.worker.postMessage({ type: "probe", ids: tok.ids });
+      if (tok.kept === 0) { P.heads.hidden = true; P.sentenceNote.textContent = "Type a sentence: no words were found in the text."; return null; }
+      return E.forwardWith(snap.params, snap.h, tok.ids).then(function (attn) {
+        if (key !== P.setupKey || !P.snapshot) { return; } // reset or resized meanwhile
+        P.drawHeads({ step: snap.step, h: snap.h, L: tok.ids.length, attn: attn });
+        // the benchmark's "keystroke to repaint": only a run that started
+        // after the last keystroke drew what was typed
+        if (typed != null && P.timings.keystroke === typed) {
+          P.timings.keystroke = null;
+          requestAnimationFrame(function () { (P.timings.repaints = P.timings.repaints || []).push(performance.now() - typed); });
+        }
+      });
+    }).catch(function (err) {
+      P.heads.hidden = true;
+      P.sentenceNote.textContent = "Could not run the model on this sentence: " + (err.message || err);
+    }).then(function () {
+      P.drawing = false;
+      if (P.again) { P.probe(); }
     });
+  };
+
+  // A new copy of the weights from the worker: keep it, and redraw.
+  Panel.prototype.newWeights = function (w) {
+    if (!w) { return; }
+    this.snapshot = w;
+    this.probe();
   };
 
   Panel.prototype.start = function () {
@@ -229,6 +261,7 @@
     var P = this, at = P.step || 0;
     if (P.worker) { P.worker.terminate(); P.worker = null; }
     P.step = 0;
+    P.snapshot = null;
     explorerChanged();
     P.state = "idle";
     P.heads.textContent = ""; P.roles.textContent = ""; P.accuracy.textContent = "";
@@ -241,6 +274,7 @@
   Panel.prototype.fail = function (why) {
     var P = this;
     if (P.worker) { P.worker.terminate(); P.worker = null; }
+    P.snapshot = null;
     P.state = "failed";
     P.message.textContent = why;
     P.status.textContent = "";
@@ -257,6 +291,7 @@
         msg.params.toLocaleString("en-US") + " parameters; " + msg.steps + " steps of " + MAN.train.batch[0] + " sequences.";
       P.status.textContent = "Ready: press Train.";
       P.lock();
+      P.newWeights(msg.weights);
     } else if (msg.type === "progress") {
       P.step = msg.step;
       Array.prototype.push.apply(P.losses, msg.losses);
@@ -264,17 +299,14 @@
       P.status.textContent = "Training: step " + msg.step + " of " + msg.steps + ", loss " +
         msg.losses[msg.losses.length - 1].toFixed(3) + ", " + msg.stepsPerSecond.toFixed(1) + " steps/s.";
       P.drawChart();
+      P.newWeights(msg.weights);
       if (P.losses.length === msg.losses.length) { explorerChanged(); } // the first steps: "Yours" exists
     } else if (msg.type === "eval") {
       P.evals.push(msg);
       P.showEval(msg);
-    } else if (msg.type === "attention" && msg.tag !== "probe") {
-      var done = P.pending && P.pending[msg.tag];
-      if (done) { delete P.pending[msg.tag]; done(msg); }
-    } else if (msg.type === "attention") {
-      P.drawHeads(msg);
     } else if (msg.type === "state") {
       P.state = msg.state;
+      P.newWeights(msg.weights);
       if (msg.state === "running") { P.status.textContent = msg.note ? "Already training." : "Training …"; }
       if (msg.state === "paused" || msg.state === "done") { explorerChanged(); }
       if (msg.state === "paused") { P.status.textContent = "Paused at step " + msg.step + ": Resume goes on, Reset discards the model."; }
@@ -349,6 +381,13 @@
 
   Panel.prototype.drawHeads = function (msg) {
     var P = this, L = msg.L, h = msg.h, cell = Math.max(5, Math.floor(96 / L));
+    var finite = msg.attn.every(function (A) { return A.every(Number.isFinite); });
+    if (!finite) { // never draw NaN: say so, and show no picture
+      P.heads.hidden = true;
+      P.sentenceNote.textContent = "The model's attention on this sentence is not a number at step " + msg.step +
+        " (its weights diverged): nothing to draw.";
+      return;
+    }
     if (!P.grids || P.grids.h !== h || P.grids.L !== L) {
       P.heads.textContent = "";
       P.grids = { h: h, L: L, canvases: [], titles: [] };
@@ -385,11 +424,6 @@
     }
     P.lastAttention = msg;
     P.titleHeads();
-    if (P.timings.keystroke != null) {
-      var t0 = P.timings.keystroke;
-      P.timings.keystroke = null;
-      requestAnimationFrame(function () { (P.timings.repaints = P.timings.repaints || []).push(performance.now() - t0); });
-    }
   };
 
   Panel.prototype.titleHeads = function () {
@@ -413,18 +447,15 @@
       accuracy: last ? last.accuracy[0] : null, max_len: MAN.tiny_tokenizer.max_len };
   };
 
-  // The explorer runs this model on its own text through here.
+  // The explorer runs this model on its own text through here (the latest
+  // weights the worker sent).
   Panel.prototype.runText = function (text) {
-    var P = this;
+    var P = this, snap = P.snapshot;
     return E.tokenizeTiny(text).then(function (tok) {
-      if (tok.kept === 0) { return { tokens: [], attn: [], kept: 0, total: tok.total, unk: 0 }; }
-      return new Promise(function (resolve) {
-        var tag = "explorer-" + (P.runs = (P.runs || 0) + 1);
-        (P.pending = P.pending || {})[tag] = function (msg) {
-          resolve({ tokens: tok.tokens, ids: tok.ids, total: tok.total, kept: tok.kept, unk: tok.unk,
-            h: msg.h, attn: msg.attn });
-        };
-        P.worker.postMessage({ type: "run", ids: tok.ids, tag: tag });
+      if (tok.kept === 0 || !snap) { return { tokens: [], attn: [], kept: 0, total: tok.total, unk: 0 }; }
+      return E.forwardWith(snap.params, snap.h, tok.ids).then(function (attn) {
+        return { tokens: tok.tokens, ids: tok.ids, total: tok.total, kept: tok.kept, unk: tok.unk,
+          h: snap.h, attn: attn };
       });
     });
   };
