@@ -7,28 +7,39 @@ PYTHON ?= python3
 VENV   := .venv
 BIN    := $(VENV)/bin
 JB_FLAGS := -W -n --keep-going
-NOTEBOOKS := $(wildcard chapters/[0-9][0-9]_*.md) chapters/explorer.md
+NOTEBOOKS := $(wildcard chapters/[0-9][0-9]_*.md chapters/explorer.md)
 IPYNBS := $(NOTEBOOKS:.md=.ipynb)
 
-.PHONY: book html test test-quick lint sync clean classroom-check FORCE
+.PHONY: book html slides handouts test test-quick lint sync clean classroom-check FORCE
 
-# The explorer's export and the chapters' execution run side by side (make -j2):
-# jupyter-book executes one chapter at a time, on about one core, and the
-# export's pool of worker processes takes the other. Sphinx does not copy the
-# export (it may still be running when Sphinx copies its static files): the
-# recipe copies it into the site once both are done.
-book: $(VENV)/.book-deps _vendor/.stamp _build/.site-assets $(IPYNBS) _build/.package-hash
-	@$(MAKE) --no-print-directory -j2 _generated/.stamp html
+# A clean `make book` keeps both cores busy (benchmarks/bench_build.py):
+# - the explorer's export (a pool of 2 processes) starts at once, beside
+#   npm, the notebooks and the chapters' execution;
+# - the chapters are executed 2 at a time into the execution cache
+#   (scripts/execute_chapters.py), each kernel on one thread (OMP_NUM_THREADS=1:
+#   four processes on two cores, and a kernel spinning two threads would
+#   slow every one of them), and jupyter-book then renders them from it;
+# - the slide decks and the handouts are made from the pages as soon as they
+#   are built, while the export may still run (they do not read it).
+# Sphinx does not copy the export (it may still be running when Sphinx copies
+# its static files): the recipe copies it into the site once all are done.
+book: $(VENV)/.book-deps
+	@$(MAKE) --no-print-directory -j3 _generated/.stamp slides handouts
 	rm -rf _build/html/_static/explorer-data
 	cp -R _generated/explorer-data _build/html/_static/explorer-data
-	$(BIN)/python scripts/build_slides.py
-	$(BIN)/python scripts/build_handouts.py
 	@echo "Built: open _build/html/index.html in a browser"
 
 # The site's pages, every chapter executed (`make book` also adds the explorer's
 # export, the slide decks and the handouts).
-html: $(VENV)/.book-deps _vendor/.stamp _build/.site-assets $(IPYNBS) _build/.package-hash
+html: $(VENV)/.book-deps _vendor/.stamp _build/.site-assets _build/.ipynbs _build/.package-hash
+	OMP_NUM_THREADS=1 MHACOURSE_BUILD=1 $(BIN)/python scripts/execute_chapters.py --jobs 2
 	MHACOURSE_BUILD=1 $(BIN)/jupyter-book build . $(JB_FLAGS)
+
+slides: html
+	$(BIN)/python scripts/build_slides.py
+
+handouts: html
+	$(BIN)/python scripts/build_handouts.py
 
 test: $(VENV)/.test-deps lint book
 	$(BIN)/python -m pytest
@@ -44,10 +55,14 @@ test-quick: $(VENV)/.test-deps
 # The book builds the outputs-free .ipynb; an edited chapter .md regenerates
 # its .ipynb first, so `make book` always shows the edit. The .md's Colab cell
 # names no repository: scripts/colab_cell.py fills in _config.yml's
-# repository url and branch (what Colab clones) in the .ipynb.
-chapters/%.ipynb: chapters/%.md _config.yml scripts/colab_cell.py $(VENV)/.book-deps
-	$(BIN)/jupytext --to ipynb --update $< -o $@ -q
-	$(BIN)/python scripts/colab_cell.py $@
+# repository url and branch (what Colab clones) in the .ipynb. One jupytext
+# run for every .md that changed (all of them when _config.yml or the tools did).
+CHANGED_MD = $(if $(filter-out %.md,$?),$(NOTEBOOKS),$(filter %.md,$?))
+_build/.ipynbs: $(NOTEBOOKS) _config.yml scripts/colab_cell.py $(VENV)/.book-deps
+	@mkdir -p _build
+	$(BIN)/jupytext --to ipynb --update -q $(CHANGED_MD)
+	$(BIN)/python scripts/colab_cell.py $(CHANGED_MD:.md=.ipynb)
+	touch $@
 
 # The execution cache keys on each chapter's cells only; every chapter imports
 # the package, so when code/mhacourse changes, the cache is dropped and every
@@ -82,8 +97,13 @@ $(VENV)/.test-deps: requirements-test.txt $(VENV)/.book-deps
 	$(BIN)/python -m pip install -q -r requirements-test.txt
 	touch $@
 
-_vendor/.stamp: package.json package-lock.json scripts/vendor_js.py
+# node_modules/ is installed like .venv/ (once, and again when the lock file
+# changes; `make clean` keeps it); _vendor/ is the copy the site serves.
+node_modules/.mha-stamp: package.json package-lock.json
 	npm ci --no-audit --no-fund --loglevel=error
+	touch $@
+
+_vendor/.stamp: node_modules/.mha-stamp scripts/vendor_js.py
 	$(BIN)/python scripts/vendor_js.py
 	touch $@
 

@@ -30,9 +30,11 @@ from __future__ import annotations
 
 import argparse
 import json
+import multiprocessing
 import re
 import sys
 import time
+from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -93,6 +95,8 @@ async () => {
   return report;
 }
 """
+
+SKIPPED = re.compile(r"/(fontawesome\.js|searchindex\.js|explorer/[\w.-]+\.js|explorer-data/)")
 
 WIDGETS_READY = r"""
 () => {
@@ -168,10 +172,24 @@ def print_chapter(page, base: str, html: Path, site: Path, out: Path) -> dict:
     return report
 
 
+def print_share(base: str, share: list[Path], site: Path, out: Path) -> tuple[dict, list]:
+    """Print ``share`` in a browser of its own: ``({page: report}, blocked URLs)``."""
+    reports = {}
+    with offline_page(base, width=1100, height=1400) as (page, blocked):
+        # what paper does not show, and costs each page most of a second:
+        # the icon font's script (icons sit in the site's chrome, not printed),
+        # the search index, and the live explorer and trainer
+        page.route(SKIPPED, lambda route: route.abort())
+        for html in share:
+            reports[html] = print_chapter(page, base, html, site, out)
+    return reports, blocked
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("chapters", nargs="*", help="chapter files or stems (default: all)")
     ap.add_argument("--site", type=Path, default=SITE, help="the built site (_build/html)")
+    ap.add_argument("--jobs", type=int, default=2, help="browsers printing side by side")
     args = ap.parse_args()
     site = args.site.resolve()
     if not Path(CHROMIUM).exists():
@@ -185,15 +203,24 @@ def main() -> int:
     manifest_path = out / "handouts.json"
     manifest = json.loads(manifest_path.read_text()) if manifest_path.exists() else {}
     t = time.perf_counter()
-    with serve(site) as base, offline_page(base, width=1100, height=1400) as (page, blocked):
-        for html in pages:
-            r = print_chapter(page, base, html, site, out)
-            manifest[html.stem] = r
-            print(f"{r['file']}: {r['pages']} pages, {r['bytes'] / 1024:.0f} KiB, "
-                  f"{r['math']} formulas, {r['figures']} figures, "
-                  f"{r['widgets']} widgets, {r['solutions_removed']} solutions left out")
-        if blocked:
-            print(f"blocked requests to other servers: {sorted(set(blocked))[:5]}")
+    with serve(site) as base:
+        # `--jobs` browsers side by side, each driven by a process of its
+        # own (Playwright's synchronous API in threads takes turns) and
+        # printing every jobs-th chapter
+        shares = [pages[i::args.jobs] for i in range(max(1, args.jobs))]
+        with ProcessPoolExecutor(max_workers=len(shares),
+                                 mp_context=multiprocessing.get_context("spawn")) as pool:
+            done = list(pool.map(print_share, [base] * len(shares), shares,
+                                 [site] * len(shares), [out] * len(shares)))
+    blocked = [url for _, urls in done for url in urls]
+    for html in pages:
+        r = next(reports[html] for reports, _ in done if html in reports)
+        manifest[html.stem] = r
+        print(f"{r['file']}: {r['pages']} pages, {r['bytes'] / 1024:.0f} KiB, "
+              f"{r['math']} formulas, {r['figures']} figures, "
+              f"{r['widgets']} widgets, {r['solutions_removed']} solutions left out")
+    if blocked:
+        print(f"blocked requests to other servers: {sorted(set(blocked))[:5]}")
     manifest = {k: manifest[k] for k in sorted(manifest)
                 if (site / "chapters" / f"{k}.html").exists()}
     manifest_path.write_text(json.dumps(manifest, indent=1) + "\n")

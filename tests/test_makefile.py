@@ -30,7 +30,8 @@ def tree(tmp_path: Path) -> Path:
                     ignore=shutil.ignore_patterns("__pycache__"))
     shutil.copy(ROOT / "code" / "pyproject.toml", tmp_path / "code")
     for name in ("_config.yml", "scripts/colab_cell.py", "chapters/01_one_head.md",
-                 "chapters/01_one_head.ipynb"):
+                 "chapters/01_one_head.ipynb", "chapters/02_split_heads.md",
+                 "chapters/02_split_heads.ipynb"):
         (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
         shutil.copy(ROOT / name, tmp_path / name)
     (tmp_path / ".venv").mkdir()
@@ -72,26 +73,44 @@ def test_a_change_in_a_subpackage_counts_too(tree: Path):
     assert not (tree / CACHES[0]).exists(), f"editing {sub[0].name} kept the cache"
 
 
-def test_an_edited_chapter_source_regenerates_its_notebook(tree: Path):
-    nb = "chapters/01_one_head.ipynb"
+def _age(tree: Path, *names: str, seconds: float) -> None:
+    t = time.time() + seconds
+    for name in names:
+        os.utime(tree / name, (t, t))
+
+
+def test_an_edited_chapter_source_regenerates_its_notebook_and_only_its(tree: Path):
+    """One jupytext run for the chapters whose .md changed; every chapter
+    when _config.yml (the Colab cell's repository) changed."""
+    stamp = tree / "_build" / ".ipynbs"
+    stamp.parent.mkdir()
+    stamp.touch()
+    sources = ["_config.yml", "scripts/colab_cell.py", "chapters/01_one_head.md",
+               "chapters/02_split_heads.md"]
+    _age(tree, *sources, seconds=-60)
+    quiet = _make(tree, "-n", "_build/.ipynbs")
+    assert "jupytext" not in quiet.stdout, f"up-to-date notebooks are rebuilt:\n{quiet.stdout}"
+
     md = tree / "chapters" / "01_one_head.md"
-    now = time.time()
-    for name in ("_config.yml", "scripts/colab_cell.py", nb):  # the .ipynb newest
-        (tree / name).touch()
-    os.utime(md, (now - 60, now - 60))
-    os.utime(tree / "_config.yml", (now - 60, now - 60))
-    os.utime(tree / "scripts" / "colab_cell.py", (now - 60, now - 60))
-    quiet = _make(tree, "-n", nb)
-    assert "jupytext" not in quiet.stdout, f"an up-to-date notebook is rebuilt:\n{quiet.stdout}"
-
     md.write_text(md.read_text() + "\nAn edit.\n")
-    os.utime(md, (now + 60, now + 60))
-    plan = _make(tree, "-n", nb)
+    _age(tree, "chapters/01_one_head.md", seconds=60)
+    plan = _make(tree, "-n", "_build/.ipynbs")
     assert plan.returncode == 0, plan.stderr
-    assert "jupytext --to ipynb" in plan.stdout and "colab_cell.py" in plan.stdout, plan.stdout
+    run = [line for line in plan.stdout.splitlines() if "jupytext --to ipynb" in line]
+    assert len(run) == 1 and "01_one_head.md" in run[0] and "02_split" not in run[0], plan.stdout
+    assert "colab_cell.py chapters/01_one_head.ipynb" in plan.stdout, plan.stdout
+
+    _age(tree, "chapters/01_one_head.md", seconds=-60)
+    _age(tree, "_config.yml", seconds=60)
+    plan = _make(tree, "-n", "_build/.ipynbs")
+    run = [line for line in plan.stdout.splitlines() if "jupytext --to ipynb" in line]
+    assert len(run) == 1 and "01_one_head.md" in run[0] and "02_split_heads.md" in run[0], \
+        plan.stdout
 
 
-def test_book_depends_on_every_chapter_notebook_and_the_package_hash():
+def test_html_depends_on_the_chapter_notebooks_and_the_package_hash():
     text = (ROOT / "Makefile").read_text()
-    book = next(line for line in text.splitlines() if line.startswith("book:"))
-    assert "$(IPYNBS)" in book and "_build/.package-hash" in book, book
+    html = next(line for line in text.splitlines() if line.startswith("html:"))
+    assert "_build/.ipynbs" in html and "_build/.package-hash" in html, html
+    book = text[text.index("\nbook:"):text.index("\nhtml:")]
+    assert "_generated/.stamp slides handouts" in book, book

@@ -1,0 +1,86 @@
+"""Execute the chapters into the book's execution cache, several at a time.
+
+    python scripts/execute_chapters.py            # 2 at a time (make book)
+    python scripts/execute_chapters.py --jobs 1
+
+`jupyter-book build` executes the chapters one after another, each on about
+one core. Run first, this script executes them side by side and stores each
+result in the cache that the build reads (``_build/.jupyter_cache``, the
+``execute_notebooks: cache`` mode of ``_config.yml``), exactly as myst-nb
+would store it: the same notebook, the same working folder (``chapters/``),
+the same cell timeout. The build then finds every chapter in the cache and
+executes none. A chapter already cached (its code unchanged) is skipped.
+
+A chapter that fails is not cached; the script says which and exits 1, and
+the build would run it again and show its traceback.
+"""
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+import nbformat
+import yaml
+from jupyter_cache import get_cache
+from jupyter_cache.base import CacheBundleIn
+from jupyter_cache.executors.utils import single_nb_execution
+
+ROOT = Path(__file__).resolve().parent.parent
+CACHE = ROOT / "_build" / ".jupyter_cache"
+
+
+def chapters() -> list[Path]:
+    """The executed pages of ``_toc.yml``, as .ipynb files, in book order."""
+    toc = yaml.safe_load((ROOT / "_toc.yml").read_text())
+    files = []
+    for part in toc.get("parts", [toc]):
+        for ch in part.get("chapters", []):
+            files += [ch["file"], *(s["file"] for s in ch.get("sections", []))]
+    paths = [ROOT / f"{f}.ipynb" for f in files]
+    return [p for p in paths if p.exists()]
+
+
+def execute(path: Path, timeout: int) -> tuple[Path, object, float, str | None]:
+    nb = nbformat.read(path, as_version=4)
+    result = single_nb_execution(nb, cwd=str(path.parent), timeout=timeout,
+                                 allow_errors=False, meta_override=True)
+    return path, nb, result.time, result.exc_string if result.err else None
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--jobs", type=int, default=2, help="chapters at a time (default 2)")
+    args = ap.parse_args()
+    timeout = yaml.safe_load((ROOT / "_config.yml").read_text())["execute"]["timeout"]
+    cache = get_cache(str(CACHE))
+    todo = []
+    for path in chapters():
+        try:
+            cache.match_cache_notebook(nbformat.read(path, as_version=4))
+        except KeyError:
+            todo.append(path)
+    t0, failed = time.perf_counter(), []
+    print(f"executing {len(todo)} chapters, {args.jobs} at a time "
+          f"({len(chapters()) - len(todo)} already cached)", flush=True)
+    with ThreadPoolExecutor(max_workers=max(1, args.jobs)) as pool:
+        for path, nb, seconds, error in pool.map(lambda p: execute(p, timeout), todo):
+            name = path.relative_to(ROOT)
+            if error:
+                failed.append(name)
+                print(f"{name}: FAILED after {seconds:.1f} s (the build will show why)",
+                      flush=True)
+                continue
+            cache.cache_notebook_bundle(
+                CacheBundleIn(nb, str(path), data={"execution_seconds": seconds}),
+                check_validity=False, overwrite=True)
+            print(f"{name}: executed in {seconds:.1f} s", flush=True)
+    print(f"{len(todo) - len(failed)} chapters executed in "
+          f"{time.perf_counter() - t0:.0f} s", flush=True)
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
