@@ -93,6 +93,8 @@ def main() -> int:
                       else r.abort())
         page = context.new_page()
         page.goto(f"{base}/{PAGE}")
+        page.wait_for_function("window.mhaTrainer && mhaTrainer.panels.length === 2")
+        page.locator(".mha-trainer").scroll_into_view_if_needed()  # its workers start there
         page.wait_for_function("window.mhaTrainer && mhaTrainer.panels.length === 2 && "
                                "mhaTrainer.panels.every(q => q.state === 'ready')", timeout=120_000)
         worker = page.evaluate("mhaTrainer.panels[0].resources()")

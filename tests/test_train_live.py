@@ -27,8 +27,13 @@ def page():
         errors: list[str] = []
         p.on("pageerror", lambda e: errors.append(str(e)))
         p.goto(f"{base}/{PAGE}")
-        p.wait_for_function("window.mhaTrainer && mhaTrainer.panels.length === 2 && "
-                            "mhaTrainer.panels.every(q => q.state === 'ready')", timeout=60_000)
+        p.wait_for_function("window.mhaTrainer && mhaTrainer.panels.length === 2")
+        # the workers start only when the trainer comes near the screen
+        p.wait_for_timeout(1500)
+        assert p.evaluate("mhaTrainer.panels.map(q => q.state)") == ["idle", "idle"], \
+            "the trainer started its workers before the reader scrolled to it"
+        p.locator(".mha-trainer").scroll_into_view_if_needed()
+        p.wait_for_function("mhaTrainer.panels.every(q => q.state === 'ready')", timeout=60_000)
         yield p, blocked
         ours = [e for e in errors if "THEBE_JS_URL" not in e]
         assert ours == [], f"JavaScript errors: {ours}"
@@ -70,6 +75,12 @@ def ready(p, i: int, h, d_k, budget=False) -> None:
     set_size(p, i, h, d_k, budget)
     wait_state(p, i, ["ready"])
     assert message(p, i) == ""
+    # the count the page shows before the model is built (from the shapes in
+    # the manifest) is the package's, and the built model's
+    d_k = web_train.BUDGET_D_MODEL // h if budget else d_k
+    n = tm.n_params(tm.TinyTransformer(tm.TinyConfig(h=h, d_k=d_k)))
+    assert p.evaluate("i => mhaTrainer.panels[i].params", i) == n
+    assert f"{n:,} parameters" in panel(p, i).locator(".mha-train-summary").inner_text()
 
 
 def page_weights(p, i: int) -> dict:
@@ -240,6 +251,7 @@ def test_leaving_mid_run_asks_first(page):
     p0, blocked = page
     p = p0.context.new_page()  # same offline context
     p.goto(p0.url)
+    p.locator(".mha-trainer").scroll_into_view_if_needed()
     p.wait_for_function("window.mhaTrainer && mhaTrainer.panels.length === 2 && "
                         "mhaTrainer.panels[0].state === 'ready'", timeout=60_000)
     set_size(p, 0, 2, 8)

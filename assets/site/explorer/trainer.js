@@ -68,6 +68,14 @@
     return null;
   }
 
+  // Parameters of a model of width d: the sizes of the manifest's shapes
+  // (each dimension a * d_model + b), the tensors the init graph makes.
+  function paramCount(d) {
+    return MAN.train.params.reduce(function (n, p) {
+      return n + p.dims.reduce(function (m, ab) { return m * (ab[0] * d + ab[1]); }, 1);
+    }, 0);
+  }
+
   function Panel(root, index, defaults, single) {
     var P = this;
     P.index = index;
@@ -98,7 +106,7 @@
     var label = function (input, text) { return el("label", { for: input.id }, [text, " ", input]); };
     // two columns (the model and its training | the heads on a sentence);
     // side by side when the panel is wide (one run), stacked when narrow
-    root.appendChild(el("div", { class: "mha-train-panel", "data-run": String(index + 1) }, [
+    var box = el("div", { class: "mha-train-panel", "data-run": String(index + 1) }, [
       el("div", { class: "mha-train-left" }, [
         single ? null : el("h4", { text: "Run " + String.fromCharCode(65 + index) }),
         el("div", { class: "mha-train-controls" }, [label(hIn, "h"), label(dkIn, "d_k"),
@@ -110,7 +118,21 @@
         el("label", { for: P.sentence.id, class: "mha-train-sentence-label" },
           ["The heads on a sentence (type your own)"]),
         P.sentence, P.sentenceNote, P.heads, P.roles]),
-    ]));
+    ]);
+    root.appendChild(box);
+    // The worker (onnxruntime's WebAssembly, the graphs, the data: about
+    // 17 MB and a second or two of a core) starts when the panel comes near
+    // the screen, not with the page: the explorer above stays quick.
+    P.seen = typeof IntersectionObserver !== "function";
+    if (!P.seen) {
+      var watch = new IntersectionObserver(function (entries) {
+        if (!entries.some(function (e) { return e.isIntersecting; })) { return; }
+        watch.disconnect();
+        P.seen = true;
+        P.prepare();
+      }, { rootMargin: "200px" });
+      watch.observe(box);
+    }
     P.read = function () {
       var h = Number(hIn.value), b = budget.checked;
       if (b && h > 0 && MAN.train.budget % h === 0) { dkIn.value = String(MAN.train.budget / h); }
@@ -156,16 +178,17 @@
     }
     var d = c.h * c.dk;
     P.config = { h: c.h, dk: c.dk, seed: c.seed, d_model: d, steps: MAN.train.steps_for[String(d)] };
-    P.summary.textContent = "d_model = " + c.h + " × " + c.dk + " = " + d + "; " + P.config.steps +
-      " steps of " + MAN.train.batch[0] + " sequences; parameters: counted when the model is built.";
+    P.summary.textContent = "d_model = " + c.h + " × " + c.dk + " = " + d + "; " +
+      paramCount(d).toLocaleString("en-US") + " parameters; " + P.config.steps +
+      " steps of " + MAN.train.batch[0] + " sequences.";
     P.prepare();
   };
 
-  // Build the model (the init graph) as soon as the size is valid, so the
-  // parameter count shows before Train is pressed.
+  // Build the model (the init graph) as soon as the size is valid and the
+  // panel has been near the screen, so that Train starts at once.
   Panel.prototype.prepare = function () {
     var P = this, c = P.config;
-    if (!c || P.locked()) { return; }
+    if (!c || P.locked() || !P.seen) { return; }
     var why = unavailable();
     if (why) { P.fail(why); return; }
     if (!P.worker) {
