@@ -48,7 +48,7 @@ def js_reads() -> set[tuple[str, tuple[str, ...]]]:
             keys = m.group(2).split(".")[1:]
             path = list(ROOTS[m.group(1)])
             for k in keys:
-                if k in ("find", "map", "filter", "forEach", "length", "some", "indexOf"):
+                if k in ("find", "map", "filter", "forEach", "length", "some", "indexOf", "reduce"):
                     break
                 path.append(k)
             found.add((f.name, tuple(path)))
