@@ -56,15 +56,15 @@ def main() -> int:
     args = ap.parse_args()
     timeout = yaml.safe_load((ROOT / "_config.yml").read_text())["execute"]["timeout"]
     cache = get_cache(str(CACHE))
-    todo = []
-    for path in chapters():
+    todo, pages = [], chapters()
+    for path in pages:
         try:
             cache.match_cache_notebook(nbformat.read(path, as_version=4))
         except KeyError:
             todo.append(path)
     t0, failed = time.perf_counter(), []
     print(f"executing {len(todo)} chapters, {args.jobs} at a time "
-          f"({len(chapters()) - len(todo)} already cached)", flush=True)
+          f"({len(pages) - len(todo)} already cached)", flush=True)
     with ThreadPoolExecutor(max_workers=max(1, args.jobs)) as pool:
         for path, nb, seconds, error in pool.map(lambda p: execute(p, timeout), todo):
             name = path.relative_to(ROOT)
