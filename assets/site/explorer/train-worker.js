@@ -91,17 +91,17 @@ async function setup(msg) {
     heads: new ort.Tensor("float32", new Float32Array(msg.h), [msg.h]),
     evalEvery: msg.evalEvery, drawEvery: msg.drawEvery };
   const count = params.reduce((n, p) => n + p.size, 0);
-  const w = snapshot();
-  post({ type: "ready", h: msg.h, d_k: msg.d_k, d_model: d, params: count, steps: msg.steps,
-    key: msg.key, weights: w.weights }, w.transfer);
+  postWithWeights({ type: "ready", h: msg.h, d_k: msg.d_k, d_model: d, params: count,
+    steps: msg.steps, key: msg.key });
   await evaluate();
 }
 
-// A copy of the weights for the page (moved, not copied again, by postMessage).
-function snapshot() {
+// Post `msg` with a copy of the weights as `msg.weights` (the copy is moved,
+// not copied again, by postMessage).
+function postWithWeights(msg) {
   const params = run.params.map((p) => ({ data: p.data.slice(), dims: p.dims.slice() }));
-  return { weights: { step: run.s, h: run.h, params: params },
-    transfer: params.map((p) => p.data.buffer) };
+  msg.weights = { step: run.s, h: run.h, params: params };
+  post(msg, params.map((p) => p.data.buffer));
 }
 
 const stepFetches = () => ["loss", "grad_norm"].concat(
@@ -151,17 +151,15 @@ async function train() {
     const r = await step();
     if (r.diverged) {
       run.running = false;
-      const w = snapshot(); // the last finite weights
-      post({ type: "state", state: "diverged", step: run.s, loss: r.loss, norm: r.norm,
-        weights: w.weights }, w.transfer);
+      // with the last finite weights
+      postWithWeights({ type: "state", state: "diverged", step: run.s, loss: r.loss, norm: r.norm });
       return;
     }
     losses.push(r.loss);
     const done = run.s >= run.steps;
     if (run.s % run.drawEvery === 0 || done) {
-      const w = snapshot();
-      post({ type: "progress", step: run.s, steps: run.steps, losses: losses, weights: w.weights,
-        stepsPerSecond: (run.s - s0) / ((performance.now() - t0) / 1000) }, w.transfer);
+      postWithWeights({ type: "progress", step: run.s, steps: run.steps, losses: losses,
+        stepsPerSecond: (run.s - s0) / ((performance.now() - t0) / 1000) });
       losses = [];
     }
     if (run.s % run.evalEvery === 0 || done) { await evaluate(); }
@@ -169,9 +167,7 @@ async function train() {
   }
   const finished = run.s >= run.steps;
   run.running = false;
-  const w = snapshot();
-  post({ type: "state", state: finished ? "done" : "paused", step: run.s, weights: w.weights },
-    w.transfer);
+  postWithWeights({ type: "state", state: finished ? "done" : "paused", step: run.s });
 }
 
 // The tests read the weights (to compare with the package) through this.
