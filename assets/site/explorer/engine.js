@@ -8,7 +8,8 @@
 // needed), and @huggingface/tokenizers reads each model's tokenizer.json.
 // Both come from npm at build time (scripts/vendor_js.py).
 //
-// window.mhaEngine = { start(), tiny(name, text), forwardWith(params, h, ids),
+// window.mhaEngine = { start(), tiny(name, text), tinyText(params, h, text),
+//                      forwardWith(params, h, ids),
 //                      minilm(text, headMask), loadMiniLM(), ... }
 // (also used by the trainer and the browser tests)
 (function () {
@@ -137,17 +138,23 @@
     return weights[entry.file];
   }
 
-  // One run of a tiny model: every layer's (h, L, L) weights, row-major.
+  // A tiny model of weights params (as forwardWith's) on text: its tokens
+  // and every layer's (h, L, L) attention, row-major.
+  async function tinyText(params, h, text) {
+    await start();
+    var tok = tokenizeTiny(text);
+    var out = { tokens: tok.tokens, ids: tok.ids, total: tok.total, kept: tok.kept,
+      unk: tok.unk, h: h, attn: [] };
+    if (tok.kept > 0) { out.attn = await forwardWith(params, h, tok.ids); }
+    return out;
+  }
+
+  // One run of a tiny model of the manifest.
   async function tiny(name, text) {
     await start();
     var entry = (manifest.tiny || []).find(function (m) { return m.name === name; });
     if (!entry) { throw new Error("no tiny model named " + name); }
-    var tok = tokenizeTiny(text);
-    var out = { tokens: tok.tokens, ids: tok.ids, total: tok.total, kept: tok.kept,
-      unk: tok.unk, h: entry.h, attn: [] };
-    if (tok.kept === 0) { return out; }
-    out.attn = await forwardWith(await tinyWeights(entry), entry.h, tok.ids);
-    return out;
+    return tinyText(await tinyWeights(entry), entry.h, text);
   }
 
   // MiniLM: loaded only when the reader asks (its size is in the manifest).
@@ -217,7 +224,8 @@
   }
 
   window.mhaEngine = {
-    start: start, tiny: tiny, forwardWith: forwardWith, minilm: minilm, loadMiniLM: loadMiniLM,
+    start: start, tiny: tiny, tinyText: tinyText, forwardWith: forwardWith, minilm: minilm,
+    loadMiniLM: loadMiniLM,
     tokenizeTiny: function (t) { return start().then(function () { return tokenizeTiny(t); }); },
     tokenizeMiniLM: function (t) { return loadMiniLM().then(function () { return tokenizeMiniLM(t); }); },
     minilmLoaded: function () { return !!tokenizers.minilm; },

@@ -473,13 +473,10 @@
   // The explorer runs this model on its own text through here (the latest
   // weights the worker sent).
   Panel.prototype.runText = function (text) {
-    var P = this, snap = P.snapshot;
-    return E.tokenizeTiny(text).then(function (tok) {
-      if (tok.kept === 0 || !snap) { return { tokens: [], attn: [], kept: 0, total: tok.total, unk: 0 }; }
-      return E.forwardWith(snap.params, snap.h, tok.ids).then(function (attn) {
-        return { tokens: tok.tokens, ids: tok.ids, total: tok.total, kept: tok.kept, unk: tok.unk,
-          h: snap.h, attn: attn };
-      });
+    var snap = this.snapshot;
+    if (snap) { return E.tinyText(snap.params, snap.h, text); }
+    return E.tokenizeTiny(text).then(function (tok) { // no model yet: nothing to draw
+      return { tokens: [], attn: [], kept: 0, total: tok.total, unk: 0 };
     });
   };
 
