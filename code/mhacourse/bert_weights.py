@@ -104,6 +104,23 @@ class Bert:
         return self.tokenizer.token_to_id("[PAD]")
 
 
+# --- input checks: a model argument ------------------------------------------
+
+def check_bert_model(model) -> None:
+    """``model`` must be a loaded :class:`Bert`, or ``None`` (the course's model)."""
+    if model is not None and not isinstance(model, Bert):
+        raise InputTypeError(f"model must be a model loaded with mc.load_model(), or "
+                             f"None for the course's model; got {describe(model)}.")
+
+
+def check_bert(model, none_ok: bool = False) -> None:
+    if model is None and none_ok:
+        return
+    if model is None:
+        raise InputTypeError("model must be a model loaded with mc.load_model(); got None.")
+    check_bert_model(model)
+
+
 # --------------------------------------------------------------------- loading
 
 def model_dir() -> Path:

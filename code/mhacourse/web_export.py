@@ -50,13 +50,77 @@ import numpy as np
 import torch
 from torch import nn
 
-from . import _validate_analysis as _va
 from . import bert, catalogue, explorer, tasks, web_train
 from . import tiny_model as tm
-from ._validate import InputError, InputFileError
-from ._validate_tiny import check_load_tiny, check_quantize, check_tiny_model
+from ._validate import (
+    InputError,
+    InputFileError,
+    InputTypeError,
+    check_bool,
+    check_path,
+    check_positive_int,
+    check_texts,
+    describe,
+)
+from .bert_weights import check_bert, check_bert_model
 from .block import BLOCK_PARAMS, BlockWeights
 from .tiny_model import step as st
+from .tiny_model.model import check_tiny_model
+
+# --- input checks: the rules of this module's public functions -----------
+
+def check_load_tiny(h, d_k, trained) -> None:
+    h = check_positive_int("h", h)
+    d_k = check_positive_int("d_k", d_k)
+    check_bool("trained", trained)
+    cells = tiny_cells()
+    if (h, d_k) not in cells:
+        shown = ", ".join(f"{a}x{b}" for a, b in cells)
+        raise InputError(f"there is no tiny model with h = {h}, d_k = {d_k}; the "
+                         f"explorer's models (h x d_k) are: {shown}.")
+
+
+def check_quantize(weights) -> np.ndarray:
+    if (isinstance(weights, torch.Tensor) and weights.is_complex()) or (
+            isinstance(weights, np.ndarray) and weights.dtype.kind == "c"):
+        raise InputError(f"weights must be real numbers in [0, 1]; got "
+                         f"{describe(weights)}.")
+    try:
+        w = np.asarray(weights.detach().cpu().float() if isinstance(
+            weights, torch.Tensor) else weights, dtype=np.float64)
+    except (TypeError, ValueError):
+        raise InputTypeError(f"weights must be an array of numbers in [0, 1]; got "
+                             f"{describe(weights)}.") from None
+    if w.size and not np.isfinite(w).all():
+        raise InputError("weights hold NaN or inf: attention weights must lie in "
+                         "[0, 1] to quantize them.")
+    if w.size and (w.min() < -1e-6 or w.max() > 1 + 1e-6):
+        raise InputError(f"attention weights must lie in [0, 1] to quantize them; "
+                         f"got values {w.min():g}..{w.max():g}.")
+    return w
+
+
+def check_precomputed(sentences) -> None:
+    check_texts("sentences", sentences)
+
+
+def check_export_minilm(path, model) -> None:
+    check_path("path", path)
+    check_bert_model(model)
+
+
+def check_tiny_entry(model, trained, file) -> None:
+    check_tiny_model(model)
+    check_bool("trained", trained)
+    file = check_path("file", file)
+    if not file.is_file():
+        raise InputError(f"file {file} does not exist: export the model first.")
+
+
+def check_build(out, minilm) -> None:
+    check_path("out", out)
+    check_bool("minilm", minilm)
+
 
 # The models the browser explorer offers: mhacourse.catalogue's, in its two
 # modes ("same budget": d_model fixed, h over its divisors; "wider heads": h
@@ -95,7 +159,7 @@ class MiniLMGraph(nn.Module):
     sentence: :func:`bert.mean_pool_core` with every token real)."""
 
     def __init__(self, model: bert.Bert):
-        _va.check_bert(model)
+        check_bert(model)
         super().__init__()
         self.bert = model
 
@@ -150,7 +214,7 @@ def write_tiny_weights(model: tm.TinyTransformer, path) -> Path:
 def export_minilm(path, model: bert.Bert | None = None) -> Path:
     """Write all-MiniLM-L6-v2 as an ONNX graph (:class:`MiniLMGraph`), float32,
     with a dynamic sequence length up to the model's 512 positions."""
-    _va.check_export_minilm(path, model)
+    check_export_minilm(path, model)
     model = bert.load_model() if model is None else model
     cfg = model.config
     L = torch.export.Dim("L", min=1, max=cfg.max_len)
@@ -193,7 +257,7 @@ def minilm_tokenizer_json(model: bert.Bert | None = None) -> dict:
     """MiniLM's own ``tokenizer.json``, with its padding and truncation to 128
     tokens switched off, as :func:`bert.load_model` does (the explorer pads
     nothing and truncates itself, as :func:`bert.tokenize` does)."""
-    _va.check_bert(model, none_ok=True)
+    check_bert(model, none_ok=True)
     model = bert.load_model() if model is None else model
     spec = json.loads((model.path / "tokenizer.json").read_text())
     spec["padding"] = None
@@ -221,7 +285,7 @@ def precomputed_views(sentences=explorer.EXAMPLES) -> dict:
     "minilm": {sentence_index: {...}}}``; each layer's (h, L, L) weights
     :func:`quantize`-d.
     """
-    _va.check_precomputed(sentences)
+    check_precomputed(sentences)
     out: dict = {"sentences": list(sentences), "tiny": {}, "minilm": {}}
     for h, d_k in tiny_cells():
         for trained in (True, False):
@@ -244,7 +308,7 @@ def precomputed_views(sentences=explorer.EXAMPLES) -> dict:
 
 def tiny_entry(model: tm.TinyTransformer, trained: bool, file: Path) -> dict:
     """What the page prints about one tiny model."""
-    _va.check_tiny_entry(model, trained, file)
+    check_tiny_entry(model, trained, file)
     h, d_k = model.cfg.h, model.cfg.d_k
     name = tm.model_name(h, d_k, trained)
     m = explorer.metrics().get(name, {})
@@ -350,7 +414,7 @@ def build(out: Path, minilm: bool = True, log=print, workers: int = 2) -> dict:
     """Write everything the browser explorer loads into ``out``; return the
     manifest. ``workers`` processes run :func:`export_jobs` (1: all in this
     process)."""
-    _va.check_build(out, minilm)
+    check_build(out, minilm)
     out = Path(out)
     (out / "models").mkdir(parents=True, exist_ok=True)
     (out / "tokenizers").mkdir(parents=True, exist_ok=True)

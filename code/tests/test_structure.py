@@ -15,7 +15,7 @@ PKG = Path(__file__).resolve().parents[1] / "mhacourse"
 #: Where a formula is computed on purpose a second time: the exercise
 #: checkers compute their own answers, and the NumPy twin is the framework-free
 #: copy the tests compare against.
-OWN_ANSWERS = ("checks/", "checks_new_topics.py", "reference_np.py")
+OWN_ANSWERS = ("checks/", "reference_np.py")
 
 SPLIT = {"split_heads", "split_heads_core", "head_slice"}
 ATTEND = {"attention_core", "scaled_dot_product_attention"}
@@ -79,25 +79,32 @@ def test_block_forward_written_out_at_most_twice():
     assert "block.py:block_core" in found, found
 
 
-#: Input-check modules (issue 23) whose functions import, inside the
-#: function, the class they check (``isinstance(model, TinyTransformer)``),
-#: while that class's module imports the checks: the one place a function-
-#: local import is not counted. Their module-level imports still are.
-TYPE_CHECKERS = ("mhacourse._validate_newer", "mhacourse._validate_tiny",
-                 "mhacourse._validate_analysis")
-
-
 def imports(path: Path, name: str) -> set[str]:
-    """The package modules ``path`` (module ``name``) imports, anywhere in
-    the file except under ``if TYPE_CHECKING:`` (and, in
-    :data:`TYPE_CHECKERS`, inside functions)."""
+    """The package modules that module ``name`` (file ``path``) imports when
+    it runs, anywhere in the file: at the top **and inside functions** (an
+    import in a function runs on the first call, so it can close a circle
+    just as well). No module is exempt.
+
+    Counted: ``from .x import y`` gives ``x.y`` if that is a module, else
+    ``x``; importing ``a.b.c`` also runs the packages ``a.b`` and ``a``
+    (their ``__init__``), so those count too, except the packages that hold
+    ``name`` itself (they are already running when ``name`` runs: a
+    submodule cannot load without its package, which is not a choice a
+    module makes).
+
+    Not counted: imports under ``if TYPE_CHECKING:``. They never run (the
+    ``TYPE_CHECKING`` constant is False at run time); they exist for type
+    checkers only. The package has none today; should one appear, it can
+    name a type without creating an import-time dependency, which is why it
+    is left out. (``from __future__ import annotations`` is not a package
+    module and never counts.) Imports made by name at run time
+    (``importlib.import_module``, as ``mhacourse.__getattr__`` does for the
+    lazily loaded model) are not seen by the parser.
+    """
     tree = ast.parse(path.read_text())
     skip = {id(n) for node in ast.walk(tree) if isinstance(node, ast.If)
             and "TYPE_CHECKING" in ast.unparse(node.test)
             for n in ast.walk(node)}
-    if name in TYPE_CHECKERS:
-        skip |= {id(n) for node in ast.walk(tree) if isinstance(node, ast.FunctionDef)
-                 for n in ast.walk(node)}
     known = modules()
     is_pkg = path.name == "__init__.py"
     out = set()
@@ -113,26 +120,26 @@ def imports(path: Path, name: str) -> set[str]:
                 out.add(sub if sub in known else target)
         elif isinstance(node, ast.ImportFrom) and (node.module or "").startswith(
                 "mhacourse"):
-            out.add(node.module)
+            for alias in node.names:
+                sub = f"{node.module}.{alias.name}"
+                out.add(sub if sub in known else node.module)
         elif isinstance(node, ast.Import):
             out |= {a.name for a in node.names if a.name.startswith("mhacourse")}
-    return {m for m in out if m in known and m != name}
+    own = {".".join(name.split(".")[:i]) for i in range(1, name.count(".") + 1 + is_pkg)}
+    parents = {".".join(m.split(".")[:i]) for m in out for i in range(1, m.count(".") + 1)}
+    return {m for m in out | parents if m in known and m != name and m not in own}
 
 
-def test_no_import_circle():
-    """The modules of the package import one way: no module reaches itself
-    through its imports (a package's ``__init__`` left out, since it only
-    gathers names)."""
-    known = modules()
-    graph = {m: {t for t in imports(p, m) if not known[t].name == "__init__.py"}
-             for m, p in known.items() if p.name != "__init__.py"}
-    circles, state = [], {}
+def circles(graph: dict[str, set[str]]) -> list[list[str]]:
+    """Circles of ``graph`` (module -> modules it imports), each as the path
+    from a module back to itself."""
+    found, state = [], {}
 
     def visit(m, stack):
         state[m] = "open"
         for t in sorted(graph.get(m, ())):
             if state.get(t) == "open":
-                circles.append(stack[stack.index(t):] + [t])
+                found.append(stack[stack.index(t):] + [t])
             elif t not in state:
                 visit(t, stack + [t])
         state[m] = "done"
@@ -140,7 +147,33 @@ def test_no_import_circle():
     for m in sorted(graph):
         if m not in state:
             visit(m, [m])
-    assert not circles, circles
+    return found
+
+
+def test_no_import_circle():
+    """The modules of the package import one way: no module reaches itself
+    through its imports, counted as :func:`imports` counts them (inside
+    functions too, packages' ``__init__`` included, no exemption)."""
+    known = modules()
+    found = circles({m: imports(p, m) for m, p in known.items()})
+    assert not found, found
+
+
+def test_the_import_count_sees_every_import():
+    """:func:`imports` sees an import inside a function (positions' check
+    loads the real model's modules on first use), the package a submodule
+    import runs (``tiny_model`` for ``tiny_model.model``), and leaves out a
+    module's own packages; and :func:`circles` finds a circle."""
+    known = modules()
+    positions = imports(known["mhacourse.positions"], "mhacourse.positions")
+    assert {"mhacourse.bert", "mhacourse.bert_weights"} <= positions
+    kv = imports(known["mhacourse.kv_cache"], "mhacourse.kv_cache")
+    assert {"mhacourse.tiny_model.model", "mhacourse.tiny_model"} <= kv
+    own = imports(known["mhacourse.tiny_model.model"], "mhacourse.tiny_model.model")
+    assert "mhacourse.tiny_model" not in own and "mhacourse" not in own
+    assert "mhacourse.tasks" in own
+    assert circles({"a": {"b"}, "b": {"c"}, "c": {"a"}}) == [["a", "b", "c", "a"]]
+    assert circles({"a": {"b"}, "b": set()}) == []
 
 
 def test_numpy_twin_imports_no_torch():
@@ -206,41 +239,6 @@ def test_chapters_show_the_core_that_computes_their_formula():
         source = ast.get_source_segment((PKG / file).read_text(), fn)
         for line in lines:
             assert line in source, (core, line)
-
-
-OLD_MODULES = {  # old import path -> (where it now lives, a name it holds)
-    "mhacourse.checks_new_topics": ("mhacourse.checks", "check_batch_mask"),
-    "mhacourse.checks.ch01_one_head": ("mhacourse.checks.one_head", "check_attention"),
-    "mhacourse.checks.ch02_03_heads": ("mhacourse.checks.heads", "check_multi_head"),
-    "mhacourse.checks.ch04_what_heads_learn": ("mhacourse.checks.head_patterns",
-                                               "check_row_entropy"),
-    "mhacourse.checks.ch05_07_concat_output_cost": ("mhacourse.checks.concat_output",
-                                                    "check_merge_heads"),
-    "mhacourse.checks.ch08_09_heads_speed": ("mhacourse.checks.rank_speed",
-                                             "check_score_rank"),
-    "mhacourse.checks.ch10_11_block_beyond": ("mhacourse.checks.block",
-                                              "check_layer_norm"),
-}
-
-
-def test_old_checker_paths_work_and_say_where_they_went():
-    """The checkers moved to modules named by concept; the old paths still
-    import, give the same functions, and warn once with the new path."""
-    import importlib
-    import sys
-    import warnings
-
-    for old, (new, name) in OLD_MODULES.items():
-        sys.modules.pop(old, None)
-        with warnings.catch_warnings(record=True) as caught:
-            warnings.simplefilter("always")
-            module = importlib.import_module(old)
-        messages = [str(w.message) for w in caught
-                    if issubclass(w.category, DeprecationWarning)]
-        assert messages == [f"{old} is now {new}"] or (
-            old.endswith("new_topics") and len(messages) == 1
-            and messages[0].startswith(f"{old} is now {new}")), messages
-        assert getattr(module, name) is getattr(importlib.import_module(new), name)
 
 
 def test_the_explorer_models_are_listed_once():

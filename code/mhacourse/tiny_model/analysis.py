@@ -10,15 +10,15 @@ from __future__ import annotations
 import torch
 
 from .. import tasks
-from .._validate_tiny import (
+from ..masks import causal_mask
+from ..tasks import check_data
+from ._checks import (
     check_attention_on,
-    check_data,
     check_head_roles,
     check_head_scores,
     check_scores_defined,
     check_statistics_inputs,
 )
-from ..masks import causal_mask
 from .model import TinyTransformer
 from .training import heldout
 

@@ -12,16 +12,15 @@ import torch
 from torch import nn
 
 from .._validate import InputError
-from .._validate_tiny import (
+from ._checks import (
     check_init_meta,
     check_model_name,
     check_model_tensors,
     check_save,
-    check_tiny_model,
     model_config_from,
     read_model_file,
 )
-from .model import TinyTransformer
+from .model import TinyTransformer, check_tiny_model
 
 
 def model_name(h: int, d_k: int, trained: bool = True) -> str:

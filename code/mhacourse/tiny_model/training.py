@@ -10,8 +10,8 @@ import torch
 import torch.nn.functional as F
 
 from .. import tasks
-from .._validate_tiny import check_evaluate, check_heldout, check_loss_fn, check_train
 from ..cost import n_params
+from ._checks import check_evaluate, check_heldout, check_loss_fn, check_train
 from .model import TinyConfig, TinyTransformer
 
 HELDOUT_SEED = 20240  # the held-out set: tasks.sample(HELDOUT_N, seed=HELDOUT_SEED)
