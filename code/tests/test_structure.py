@@ -241,6 +241,31 @@ def test_chapters_show_the_core_that_computes_their_formula():
             assert line in source, (core, line)
 
 
+#: A name that dates a module (when it was written, which chapter it came
+#: with) instead of naming what it holds.
+WHEN_WRITTEN = re.compile(r"(^|_)(new|newer|newest|new_topics|old|older|legacy|v\d+|ch\d+)(_|$)")
+
+
+def test_no_module_name_says_when_it_was_written():
+    """Modules are named for what they hold (``kv_cache``, ``tiny_model/
+    _checks``), never for when they were written (``_validate_newer``,
+    ``checks_new_topics``, ``checks/ch01_one_head``): in the package, its
+    tests, the browser tests, the scripts and the benchmarks."""
+    assert all(WHEN_WRITTEN.search(n) for n in (
+        "_validate_newer", "checks_new_topics", "ch01_one_head", "test_checks_ch04"))
+    assert not any(WHEN_WRITTEN.search(n) for n in (
+        "kv_cache", "_validate", "head_patterns", "newline_text", "checks"))
+    root = PKG.parents[1]
+    dated = []
+    for folder in (PKG, PKG.parent / "tests", root / "tests", root / "scripts",
+                   root / "benchmarks"):
+        for path in folder.rglob("*.py"):
+            parts = path.relative_to(folder).with_suffix("").parts
+            if any(WHEN_WRITTEN.search(part) for part in parts):
+                dated.append(path.relative_to(root).as_posix())
+    assert not dated, dated
+
+
 def test_the_explorer_models_are_listed_once():
     """The grid of explorer models is written in :mod:`mhacourse.catalogue`
     only: the explorer, the browser export and the training script assign
