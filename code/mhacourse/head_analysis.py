@@ -159,6 +159,12 @@ def check_pruning_args(order, texts, model, cache, ablation) -> None:
                              f"None; got {describe(ablation)}.")
 
 
+def check_analyse(texts, claims, model) -> None:
+    """:func:`analyse`'s arguments, before the model runs: those of
+    :func:`head_statistics` and :func:`check_claims`."""
+    check_head_statistics(texts, model)
+    check_claims_args(claims, model, 3)
+
 def check_report(a, top) -> None:
     if not isinstance(a, HeadAnalysis):
         raise InputTypeError(f"a must be analyse()'s HeadAnalysis; got {describe(a)}.")
@@ -529,6 +535,7 @@ class HeadAnalysis:
 def analyse(texts=SENTENCES, claims=SEED_CLAIMS,
             model: Bert | None = None) -> HeadAnalysis:
     """Statistics, classes, claims, ablation ranking and pruning curve."""
+    check_analyse(texts, claims, model)
     model = load_model() if model is None else model
     stats = head_statistics(texts, model)
     labels = classify_heads(stats)
