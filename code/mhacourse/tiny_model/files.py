@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
+import stat
 from dataclasses import asdict
 from pathlib import Path
 
@@ -16,6 +18,7 @@ from .._validate_tiny import (
     check_init_meta,
     check_model_name,
     check_model_tensors,
+    check_path,
     check_save,
     check_tiny_model,
     model_config_from,
@@ -43,6 +46,43 @@ def fingerprint(model: nn.Module) -> str:
     return h.hexdigest()
 
 
+def _shown(path: Path) -> str:
+    text = str(path)
+    return text if len(text) <= 120 else f"{text[:60]}...{text[-50:]}"
+
+
+def check_writable(name: str, path, folder: bool = False) -> Path:
+    """``path`` as a ``Path`` if a file (with ``folder``, a folder of files)
+    can be written there, else one :class:`~mhacourse.InputError`: a folder
+    where the file must go, a regular file where a folder must be (at the
+    path, or above it: ``notes.txt/model.safetensors``), or a name the file
+    system refuses (too long). Errors while writing: :func:`write_error`."""
+    path = check_path(name, path)
+    for i, p in enumerate([path, *path.parents]):  # nearest first
+        try:
+            is_dir = stat.S_ISDIR(os.stat(p).st_mode)
+        except (FileNotFoundError, NotADirectoryError):
+            continue  # not there yet (or under a file: found further up)
+        except OSError as e:
+            raise InputError(f"{name} {_shown(path)} cannot be written: "
+                             f"{e.strerror}.") from None
+        if i == 0 and is_dir and not folder:
+            raise InputError(f"{name} {_shown(path)} is a folder; give a file "
+                             f"name in it, such as {_shown(path / 'model.safetensors')}.")
+        if not is_dir and (i > 0 or folder):
+            raise InputError(f"{name} {_shown(path)} needs {_shown(p)} to be a "
+                             "folder, but it is a file: choose a path in a folder.")
+        return path  # what exists is right, so the rest can be made
+    return path
+
+
+def write_error(name: str, path: Path, e: OSError) -> InputError:
+    """An OS error met while writing ``path`` (a full disk, a file system
+    that refuses the name), as one line naming the argument."""
+    return InputError(f"{name} {_shown(path)} could not be written: "
+                      f"{e.strerror or e}.")
+
+
 def save(model: TinyTransformer, path, dtype: torch.dtype = torch.float16,
          extra: dict | None = None, init_seed: int | None = None) -> Path:
     """Write ``model`` to a ``.safetensors`` file: the weights in ``dtype``
@@ -56,9 +96,8 @@ def save(model: TinyTransformer, path, dtype: torch.dtype = torch.float16,
     """
     from safetensors.torch import save_file  # optional dependency (notebook extra)
 
+    path = check_writable("path", path)
     check_save(model, path, dtype, extra, init_seed)
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
     meta = {"config": json.dumps(asdict(model.cfg)),
             "extra": json.dumps(extra or {})}
     if init_seed is None:
@@ -70,8 +109,12 @@ def save(model: TinyTransformer, path, dtype: torch.dtype = torch.float16,
                              f"TinyTransformer(cfg, seed={init_seed}) (trained?).")
         tensors = {}
         meta.update(init_seed=str(init_seed), fingerprint=fingerprint(model))
-    save_file(tensors, str(path), metadata=meta)
-    path.chmod(0o644)  # safetensors writes 0600; these files are for readers
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        save_file(tensors, str(path), metadata=meta)
+        path.chmod(0o644)  # safetensors writes 0600; these files are for readers
+    except OSError as e:
+        raise write_error("path", path, e) from None
     return path
 
 
