@@ -160,7 +160,8 @@ def write_tiny_weights(model: tm.TinyTransformer, path) -> Path:
     array: each tensor flattened row-major, in
     :func:`~mhacourse.tiny_model.step.param_names` order (the order of the
     ``forward`` graph's weight inputs). The page cuts it with the shapes of
-    the manifest's ``train.params`` (each dimension ``a * d_model + b``)."""
+    the manifest's ``train.params`` (each dimension ``a * d_model + b``).
+    NaN or inf weights are refused (:func:`check_finite_weights`)."""
     check_tiny_model(model)
     path = check_writable("path", path)
     fixed = {k: getattr(st.CONFIG, k) for k in FIXED}
@@ -396,7 +397,9 @@ def run_jobs(jobs: list[tuple], workers: int = 2) -> list:
 def build(out: Path, minilm: bool = True, log=print, workers: int = 2) -> dict:
     """Write everything the browser explorer loads into ``out``; return the
     manifest. ``workers`` processes run :func:`export_jobs` (1: all in this
-    process)."""
+    process). An ``out`` that is, or lies under, a regular file is refused
+    before anything is exported; a manifest with a graph missing
+    (:func:`check_train_graphs`) before anything is written."""
     _va.check_build(out, minilm)
     out = check_writable("out", out, folder=True)
     try:
