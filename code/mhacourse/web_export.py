@@ -399,7 +399,8 @@ def build(out: Path, minilm: bool = True, log=print, workers: int = 2) -> dict:
     manifest. ``workers`` processes run :func:`export_jobs` (1: all in this
     process). An ``out`` that is, or lies under, a regular file is refused
     before anything is exported; a manifest with a graph missing
-    (:func:`check_train_graphs`) before anything is written."""
+    (:func:`check_train_graphs`) before the weights and the manifest are
+    written."""
     _va.check_build(out, minilm)
     out = check_writable("out", out, folder=True)
     try:
