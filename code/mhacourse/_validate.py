@@ -29,6 +29,7 @@ from __future__ import annotations
 import math
 import numbers
 import os
+import stat
 import weakref
 from pathlib import Path
 from typing import Sequence
@@ -362,3 +363,40 @@ def check_texts(name: str, texts) -> None:
         if not isinstance(s, str) or not s.strip():
             raise InputTypeError(f"{name}[{i}] must be a sentence (a non-empty str); "
                                  f"got {describe(s)}.")
+
+
+def _shown(path: Path) -> str:
+    text = str(path)
+    return text if len(text) <= 120 else f"{text[:60]}...{text[-50:]}"
+
+
+def check_writable(name: str, path, folder: bool = False) -> Path:
+    """``path`` as a ``Path`` if a file (with ``folder``, a folder of files)
+    can be written there, else one :class:`~mhacourse.InputError`: a folder
+    where the file must go, a regular file where a folder must be (at the
+    path, or above it: ``notes.txt/model.safetensors``), or a name the file
+    system refuses (too long). Errors while writing: :func:`write_error`."""
+    path = check_path(name, path)
+    for i, p in enumerate([path, *path.parents]):  # nearest first
+        try:
+            is_dir = stat.S_ISDIR(os.stat(p).st_mode)
+        except (FileNotFoundError, NotADirectoryError):
+            continue  # not there yet (or under a file: found further up)
+        except OSError as e:
+            raise InputError(f"{name} {_shown(path)} cannot be written: "
+                             f"{e.strerror}.") from None
+        if i == 0 and is_dir and not folder:
+            raise InputError(f"{name} {_shown(path)} is a folder; give a file "
+                             f"name in it, such as {_shown(path / 'model.safetensors')}.")
+        if not is_dir and (i > 0 or folder):
+            raise InputError(f"{name} {_shown(path)} needs {_shown(p)} to be a "
+                             "folder, but it is a file: choose a path in a folder.")
+        return path  # what exists is right, so the rest can be made
+    return path
+
+
+def write_error(name: str, path: Path, e: OSError) -> InputError:
+    """An OS error met while writing ``path`` (a full disk, a file system
+    that refuses the name), as one line naming the argument."""
+    return InputError(f"{name} {_shown(path)} could not be written: "
+                      f"{e.strerror or e}.")

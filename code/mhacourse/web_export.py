@@ -60,11 +60,14 @@ from ._validate import (
     check_path,
     check_positive_int,
     check_texts,
+    check_writable,
     describe,
+    write_error,
 )
 from .bert_weights import check_bert, check_bert_model
 from .block import BLOCK_PARAMS, BlockWeights
 from .tiny_model import step as st
+from .tiny_model.files import fingerprint
 from .tiny_model.model import check_tiny_model
 
 # --- input checks: the rules of this module's public functions -----------
@@ -147,7 +150,37 @@ def load_tiny(h: int, d_k: int, trained: bool) -> tm.TinyTransformer:
         raise InputFileError(
             f"{path} is missing: run `python scripts/train_tiny_models.py "
             f"--cells {h}x{d_k}`.")
-    return tm.load(path)
+    model = tm.load(path)
+    check_loaded_tiny(path, model, h, d_k, trained)
+    return model
+
+
+#: What every tiny model of the page shares (the forward graph's sizes).
+FIXED = ("n_layers", "ff_mult", "vocab_size", "max_len")
+
+
+def check_loaded_tiny(path: Path, model: tm.TinyTransformer, h: int, d_k: int,
+                      trained: bool) -> None:
+    """Refuse a file that holds another model than its name says: another
+    (h, d_k), other fixed sizes than the forward graph's, or (by its
+    weights) a trained model under the untrained name or the reverse. The
+    build would write it under the wrong name."""
+    cfg, fix = model.cfg, f"rerun `python scripts/train_tiny_models.py --cells {h}x{d_k}`"
+    if (cfg.h, cfg.d_k) != (h, d_k):
+        raise InputError(f"{path.name} holds a model with h = {cfg.h}, d_k = "
+                         f"{cfg.d_k}, not the h = {h}, d_k = {d_k} its name "
+                         f"says: {fix}.")
+    want = {k: getattr(st.CONFIG, k) for k in FIXED}
+    got = {k: getattr(cfg, k) for k in FIXED}
+    if got != want:
+        raise InputError(f"{path.name} holds a model with {got}; the page's "
+                         f"models have {want}: {fix}.")
+    untrained = fingerprint(model) == fingerprint(tm.TinyTransformer(cfg, catalogue.SEED))
+    if untrained == trained:
+        raise InputError(
+            f"{path.name} (trained = {trained}) holds "
+            + ("the untrained seed-" if untrained else "weights other than the seed-")
+            + f"{catalogue.SEED} initialisation: {fix}.")
 
 
 # ------------------------------------------------------------------ graphs
@@ -193,9 +226,11 @@ def write_tiny_weights(model: tm.TinyTransformer, path) -> Path:
     array: each tensor flattened row-major, in
     :func:`~mhacourse.tiny_model.step.param_names` order (the order of the
     ``forward`` graph's weight inputs). The page cuts it with the shapes of
-    the manifest's ``train.params`` (each dimension ``a * d_model + b``)."""
+    the manifest's ``train.params`` (each dimension ``a * d_model + b``).
+    NaN or inf weights are refused (:func:`check_finite_weights`)."""
     check_tiny_model(model)
-    fixed = {k: getattr(st.CONFIG, k) for k in ("n_layers", "ff_mult", "vocab_size", "max_len")}
+    path = check_writable("path", path)
+    fixed = {k: getattr(st.CONFIG, k) for k in FIXED}
     if {k: getattr(model.cfg, k) for k in fixed} != fixed:
         raise InputError(f"model must have the forward graph's {fixed} (only h and d_k "
                          f"may vary); got {model.cfg}.")
@@ -204,11 +239,26 @@ def write_tiny_weights(model: tm.TinyTransformer, path) -> Path:
     assert list(state) == list(shapes), "a tiny model's parameters, in the graphs' order"
     for name, t in state.items():
         assert tuple(t.shape) == tuple(shapes[name]), f"{name}: {tuple(t.shape)}"
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
+    check_finite_weights(state)
     flat = torch.cat([t.detach().reshape(-1) for t in state.values()])  # (n_params,)
-    path.write_bytes(flat.numpy().astype("<f4").tobytes())
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_bytes(flat.numpy().astype("<f4").tobytes())
+    except OSError as e:
+        raise write_error("path", path, e) from None
     return path
+
+
+def check_finite_weights(state: dict) -> None:
+    """Refuse NaN or inf in a tiny model's weights (``state_dict``), naming
+    the first tensor that holds one: the page would draw NaN for it."""
+    for name, t in state.items():
+        bad = ~torch.isfinite(t.detach().float())
+        if bool(bad.any()):
+            raise InputError(
+                f"model weight {name} holds {int(bad.sum())} NaN or inf value(s) "
+                "(a training run that diverged?): the page would compute NaN. "
+                "Retrain the model, or load its last good file.")
 
 
 def export_minilm(path, model: bert.Bert | None = None) -> Path:
@@ -413,13 +463,20 @@ def run_jobs(jobs: list[tuple], workers: int = 2) -> list:
 def build(out: Path, minilm: bool = True, log=print, workers: int = 2) -> dict:
     """Write everything the browser explorer loads into ``out``; return the
     manifest. ``workers`` processes run :func:`export_jobs` (1: all in this
-    process)."""
+    process). An ``out`` that is, or lies under, a regular file is refused
+    before anything is exported; a manifest with a graph missing
+    (:func:`check_train_graphs`) before the weights and the manifest are
+    written."""
     check_build(out, minilm)
-    out = Path(out)
-    (out / "models").mkdir(parents=True, exist_ok=True)
-    (out / "tokenizers").mkdir(parents=True, exist_ok=True)
+    out = check_writable("out", out, folder=True)
+    try:
+        (out / "models").mkdir(parents=True, exist_ok=True)
+        (out / "tokenizers").mkdir(parents=True, exist_ok=True)
+    except OSError as e:
+        raise write_error("out", out, e) from None
     results = run_jobs(export_jobs(out, minilm), workers)
     graphs = {value["kind"]: value for key, value in results if key == "train"}
+    check_train_graphs(graphs)
     done = {key: value for key, value in results if key != "train"}
     entries = [_tiny_weights(out, h, d_k, trained)
                for h, d_k in tiny_cells() for trained in (True, False)]
@@ -451,6 +508,29 @@ def build(out: Path, minilm: bool = True, log=print, workers: int = 2) -> dict:
     (out / "manifest.json").write_text(json.dumps(manifest, indent=1))
     log(f"precomputed views: {(out / 'precomputed.js').stat().st_size / 1e6:.2f} MB")
     return manifest
+
+
+def check_train_graphs(graphs) -> None:
+    """Refuse to write a manifest whose ``"train"`` entry lacks a graph of
+    :data:`web_train.STEP_NAMES` (``graphs``: ``{kind: export_job's dict}``,
+    each with ``"file"``, ``"bytes"`` and ``"export_seconds"``): the page
+    would start, then fail to load the missing one."""
+    if not isinstance(graphs, dict):
+        raise InputTypeError(f"graphs must be a dict {{kind: export_job's dict}}; "
+                             f"got {describe(graphs)}.")
+    missing = [k for k in web_train.STEP_NAMES if k not in graphs]
+    if missing:
+        raise InputError(f"graphs has no {missing} graph (of {list(web_train.STEP_NAMES)}): "
+                         "the page could not train; export every graph "
+                         "(web_export.export_jobs).")
+    extra = sorted(set(graphs) - set(web_train.STEP_NAMES), key=str)
+    if extra:
+        raise InputError(f"graphs has graphs the page does not load: {extra}.")
+    for kind, v in graphs.items():
+        keys = ("file", "bytes", "export_seconds")
+        if not isinstance(v, dict) or any(k not in v for k in keys):
+            raise InputError(f"graphs[{kind!r}] must be export_job's dict with "
+                             f"{list(keys)}; got {describe(v)}.")
 
 
 def _layer_tensors(layer: BlockWeights):
