@@ -1,4 +1,4 @@
-"""Bad inputs to the sequence modules (chapters 12-15's ``batching``,
+"""Bad inputs to the sequence modules (chapters 13-16's ``batching``,
 ``positions``, ``decoder``, ``kv_cache``) and the models' (``tiny_model``
 (config, model, files, analysis, training), ``web_export``'s loader,
 ``tasks``); and the plain raises of ``head_analysis`` and ``plotting``.
