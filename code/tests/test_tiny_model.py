@@ -8,6 +8,7 @@ import torch
 
 from mhacourse import explorer, tasks
 from mhacourse import tiny_model as tm
+from mhacourse.tiny_model import step as st
 
 ROOT = Path(__file__).resolve().parents[2]
 MODELS = ROOT / "assets" / "models"
@@ -163,6 +164,86 @@ def test_attention_on_a_sentence():
     assert [tuple(A.shape) for A in attention] == [(2, 7, 7)] * 2
     with pytest.raises(ValueError, match="sequence length"):
         tm.attention_on(model, "the cat " * 20)
+
+
+# --- one run, two engines ------------------------------------------------------------
+
+def core_run(cfg, steps, seed=0, data_seed=0, run_steps=None, layer_on=None,
+             identical=False):
+    """``run_steps`` steps of a ``steps``-step run by iterating
+    step.train_step_core (the function the page runs), from
+    TinyTransformer(cfg, seed)'s weights on train()'s batches. Returns
+    (losses, params)."""
+    P = tuple(p.detach().clone() for p in
+              tm.TinyTransformer(cfg, seed, identical_heads=identical).state_dict().values())
+    M = tuple(torch.zeros_like(p) for p in P)
+    V = tuple(torch.zeros_like(p) for p in P)
+    g = torch.Generator().manual_seed(10_000 + data_seed)
+    losses = []
+    for s in range(steps if run_steps is None else run_steps):
+        x = tasks.sample(cfg.batch, generator=g)[0]
+        loss, P, M, V, _, _ = st.train_step_core(
+            P, M, V, torch.tensor(float(s)), torch.tensor(float(steps)), x,
+            torch.zeros(cfg.h), torch.tensor(float(cfg.warmup)), layer_on)
+        losses.append(loss.item())
+    return losses, P
+
+
+def test_the_model_starts_from_init_core():
+    """TinyTransformer(cfg, seed) is the page's init graph's function, and a
+    1-layer model starts as the 2-layer one without its second block."""
+    for h, d_k, seed in [(4, 16, 0), (3, 20, 5)]:
+        cfg = tm.TinyConfig(h=h, d_k=d_k)
+        model = tm.TinyTransformer(cfg, seed)
+        assert list(model.state_dict()) == st.param_names(2)
+        want = st.init_core(st.noise_pool(), torch.zeros(cfg.d_model), torch.tensor(seed))
+        for name, a, b in zip(st.param_names(), model.state_dict().values(), want):
+            assert torch.equal(a, b), name
+        one = tm.TinyTransformer(tm.TinyConfig(h=h, d_k=d_k, n_layers=1), seed)
+        assert list(one.state_dict()) == st.param_names(1)
+        for name, t in one.state_dict().items():
+            assert torch.equal(t, model.state_dict()[name]), name
+    a, b = (tm.TinyTransformer(tm.TinyConfig(), s).W_E for s in (0, 1))
+    assert not torch.equal(a, b)
+
+
+@pytest.mark.parametrize("h,d_k,seed", [(4, 16, 0), (3, 20, 1)])
+def test_train_and_the_pages_step_give_the_same_losses(h, d_k, seed):
+    """One run, two engines: train() (torch.optim) and 50 steps of
+    step.train_step_core (the function the page runs, exported) from the same
+    weights on the same batches: losses equal to 1e-4 (relative)."""
+    cfg = tm.TinyConfig(h=h, d_k=d_k)
+    core, _ = core_run(cfg, 50, seed)
+    _, m = tm.train(cfg, 50, seed=seed, eval_every=1, eval_data=tm.heldout(n=8))
+    ref = [e["loss"] for e in m["history"]]
+    assert len(ref) == len(core) == 50
+    worst = max(abs(a - b) / abs(b) for a, b in zip(core, ref))
+    assert worst <= 1e-4, worst
+    assert core[-1] < core[0] - 0.5  # and it trains
+
+
+def test_history_records_the_run():
+    data = tm.heldout(n=128)
+    _, m = tm.train(tm.TinyConfig(h=2, d_k=8), 40, seed=0, eval_every=20,
+                    eval_data=data)
+    hist = m["history"]
+    assert [e["step"] for e in hist] == [20, 40]
+    assert set(hist[0]) == {"step", "accuracy", "previous", "lookup", "loss", "roles"}
+    assert hist[-1]["accuracy"] == pytest.approx(m["accuracy"], abs=1e-6)
+    assert all(len(layer) == 2 and set(layer) <= {*tm.analysis.STATISTICS, "mixed"}
+               for layer in hist[0]["roles"])
+    assert hist[0]["loss"] > hist[1]["loss"]
+    _, quiet = tm.train(tm.TinyConfig(h=2, d_k=8), 5, seed=0, eval_data=data)
+    assert "history" not in quiet
+
+
+def test_data_seed_chooses_the_batches_and_seed_the_start():
+    cfg = tm.TinyConfig(h=2, d_k=8)
+    data = tm.heldout(n=64)
+    first = [tm.train(cfg, 1, eval_every=1, eval_data=data, **k)[1]["history"][0]["loss"]
+             for k in ({"seed": 0}, {"seed": 0, "data_seed": 1}, {"seed": 1},
+                       {"seed": 0})]
+    assert len(set(first[:3])) == 3 and first[3] == first[0]
 
 
 # --- committed checkpoints ----------------------------------------------------------
