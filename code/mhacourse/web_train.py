@@ -71,11 +71,11 @@ import torch
 from torch.fx.experimental.proxy_tensor import make_fx
 
 from . import tasks
-from .circuits import READOUTS, circuits_core
 from ._validate import InputError, check_positive_int, describe
 from ._validate_newer import check_bool, check_seed
 from ._validate_tiny import check_path
 from .catalogue import BUDGET_D_MODEL, SEED, steps_for
+from .circuits import READOUTS, circuits_core
 from .tiny_model import step as st
 from .tiny_model.model import TinyConfig
 from .tiny_model.training import DATA_SEED_OFFSET, HELDOUT_N, heldout
