@@ -64,7 +64,7 @@ class TinyConfig:
     # training
     lr: float | None = None  # AdamW peak rate; None: 1e-2 * sqrt(32 / d_model),
     #     tuned on this task (at d_model 256, 1e-2 never learns the lookup)
-    warmup: int = 100  # warm-up steps
+    warmup: int = 100  # warm-up steps; 0: none (the page's warm-up knob, off)
     batch: int = 32  # sequences per step
     weight_decay: float = 0.0  # none: the models are tiny and data is unlimited
 
