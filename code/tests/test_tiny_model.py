@@ -281,8 +281,8 @@ def test_the_one_layer_control_stays_on_the_plateau():
     data = tm.heldout(n=256)
     _, m = tm.train(cfg, catalogue.steps_for(cfg.d_model), eval_data=data)
     b = tasks.baselines(*data)["previous word"]
-    assert m["previous"] > 0.9
-    assert m["lookup"] < 0.40
+    assert m["previous"] > 0.8, m  # the previous word: learned
+    assert m["lookup"] < 0.40, m  # the lookup: not
     assert m["lookup"] < b["lookup"] + 0.1, (m, b)  # about the previous-word rule's
 
 
