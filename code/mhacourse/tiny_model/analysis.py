@@ -123,12 +123,15 @@ def uniform_statistics(data=None) -> dict:
 
 
 @torch.no_grad()
-def head_scores(model: TinyTransformer, data=None) -> list[list[dict]]:
+def head_scores(model: TinyTransformer, data=None, head_mask=None) -> list[list[dict]]:
     """:func:`task_attention_statistics` of ``model``'s heads on ``data`` (default:
-    the held-out set): ``scores[layer][head] = {name: value}``."""
+    the held-out set): ``scores[layer][head] = {name: value}``. With
+    ``head_mask`` (n_layers, h; 1 keep, 0 remove), the heads of the ablated
+    model: a head removed in layer 1 changes what layer 2 reads."""
     check_head_scores(model, data)
     x, _, kind = heldout() if data is None else data
-    _, attention = model(x, return_attention=True)  # n_layers x (N, h, L, L)
+    _, attention = model(x, return_attention=True,
+                         head_mask=head_mask)  # n_layers x (N, h, L, L)
     return task_attention_statistics(x, kind, attention)
 
 
