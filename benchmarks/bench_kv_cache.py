@@ -8,7 +8,7 @@ times greedy generation of n new tokens after an 8-token prompt, once with
 the cache (one token per step) and once recomputing the whole sequence at
 every step, for growing n, with multi-head (h_kv = h) and grouped-query
 (h_kv < h) attention. It checks that both produce the same tokens, and
-measures the cache's bytes per token against chapter 11's formula
+measures the cache's bytes per token against chapter 12's formula
 (mhacourse.gqa.kv_cache_per_token). Timing as in the other benchmarks
 (common.py): warm-up, interleaved rounds, medians, process CPU time on one
 thread; the JSON records the machine and the load average at start and end.

@@ -81,6 +81,13 @@ def describe(value) -> str:
     return f"{type(value).__name__} {text}"
 
 
+def one_line(text) -> str:
+    """``text`` (an exception, a repr) on one line of at most 200 characters,
+    for a message."""
+    text = " ".join(str(text).split())
+    return text if len(text) < 200 else text[:197] + "..."
+
+
 def _dtype_name(dtype) -> str:
     return str(dtype).replace("torch.", "")
 

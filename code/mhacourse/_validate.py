@@ -1,5 +1,10 @@
-"""Input checks shared by every module: one error type of the package's own,
-never a traceback from deep inside a matmul.
+"""The ground floor of input checks, shared by every module: one error type
+of the package's own, never a traceback from deep inside a matmul. Tensors,
+dtypes, masks, head counts and indices; numbers, flags, seeds, sizes, token
+ids, paths and text. It imports no concept module (only
+:mod:`mhacourse._errors`, the checks that need no torch); each concept's own
+rules sit beside the concept, in its module (``kv_cache.check_append``) or a
+sibling named after it (``tiny_model/_checks.py``, ``plotting/_checks.py``).
 
 Every public function checks its input **before** torch sees it and raises
 :class:`InputError` (a ``ValueError``), or :class:`InputTypeError` (also a
@@ -21,9 +26,15 @@ Rules the checks enforce (the API page lists them with examples):
 """
 from __future__ import annotations
 
+import math
+import numbers
+import os
+import stat
 import weakref
+from pathlib import Path
 from typing import Sequence
 
+import numpy as np
 import torch
 
 from ._errors import (  # noqa: F401 - the checks that need no torch, named here too
@@ -42,6 +53,7 @@ from ._errors import (  # noqa: F401 - the checks that need no torch, named here
     check_positive_int,
     check_same_batching,
     describe,
+    one_line,
     refuse_blocked_rows,
 )
 
@@ -220,3 +232,171 @@ def check_head_index(name: str, i, h: int) -> int:
             f"0 to {h - 1}" + (" (the last is h - 1, not h)" if i == h else "")
             + ".")
     return i
+
+
+# --- numbers, flags, seeds, dtypes, sizes, ids, paths, text ------------------
+
+#: Most numbers a model or table that these functions build may hold (a
+#: model of the course runs on a laptop's CPU).
+MAX_ELEMENTS = 50_000_000
+
+
+def check_bool(name: str, value) -> bool:
+    """``value`` if it is ``True`` or ``False`` (NumPy bools too), else raise."""
+    if isinstance(value, (bool, np.bool_)):
+        return bool(value)
+    raise InputTypeError(f"{name} must be True or False; got {describe(value)}.")
+
+
+def check_real(name: str, value, *, low=None, low_open=False, high=None,
+               high_open=False, allow_nonfinite=False, what="a number") -> float:
+    """``value`` as a float if it is a real number (not a bool or a string)
+    within the bounds, else raise, naming the allowed range."""
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Real):
+        fix = ""
+        if isinstance(value, str):
+            fix = " Write the number without quotes."
+        elif isinstance(value, torch.Tensor) and value.numel() == 1:
+            fix = f" Pass {name}.item()."
+        raise InputTypeError(f"{name} must be {what}; got {describe(value)}.{fix}")
+    x = float(value)
+    if not math.isfinite(x):
+        if allow_nonfinite:
+            return x
+        raise InputError(f"{name} must be a finite number; got {value!r}: it "
+                         "would put NaN or inf into the result.")
+    lo = "" if low is None else (f"> {low:g}" if low_open else f">= {low:g}")
+    hi = "" if high is None else (f"< {high:g}" if high_open else f"<= {high:g}")
+    allowed = " and ".join(s for s in (lo, hi) if s)
+    if (low is not None and (x <= low if low_open else x < low)) or \
+            (high is not None and (x >= high if high_open else x > high)):
+        raise InputError(f"{name} must be {allowed}; got {value!r}.")
+    return x
+
+
+def check_nonneg_int(name: str, value, at_most: int | None = None) -> int:
+    """``value`` as an int ``>= 0`` (at most ``at_most``), else raise."""
+    n = as_int(name, value, "a whole number >= 0")
+    if n < 0 or (at_most is not None and n > at_most):
+        top = "" if at_most is None else f"..{at_most}"
+        raise InputError(f"{name} must be a whole number in 0{top or ' or more'}"
+                         f"; got {n}.")
+    return n
+
+
+def check_seed(name: str, seed) -> int:
+    """A random seed: a whole number 0 .. 2**40."""
+    return check_nonneg_int(name, seed, 2**40)
+
+
+def check_float_dtype(name: str, dtype) -> torch.dtype:
+    """``dtype`` if it is a floating torch dtype; integer ones would truncate
+    every value, so they are refused."""
+    if not isinstance(dtype, torch.dtype):
+        raise InputTypeError(f"{name} must be a torch dtype such as torch.float32; "
+                             f"got {describe(dtype)}.")
+    if dtype not in FLOAT_DTYPES:
+        raise InputError(
+            f"{name} = {dtype} is not a floating-point dtype: the values would be "
+            "truncated or cast. Use torch.float32 (or float64, float16, "
+            "bfloat16).")
+    return dtype
+
+
+def check_generator(name: str, generator) -> None:
+    if generator is not None and not isinstance(generator, torch.Generator):
+        raise InputTypeError(f"{name} must be a torch.Generator or None; got "
+                             f"{describe(generator)}. Make one with "
+                             "torch.Generator().manual_seed(0).")
+
+
+def check_size(name: str, n_elements: int) -> None:
+    if n_elements > MAX_ELEMENTS:
+        raise InputError(f"{name}: {n_elements:,} numbers is too large (at most "
+                         f"{MAX_ELEMENTS:,} on a CPU); choose smaller sizes.")
+
+
+def check_id_tensor(name: str, ids, n: int, *, ndim: int = 2, legend="(B, L)",
+                    what="token ids", long_only=False) -> torch.Tensor:
+    """``ids`` if it is an integer tensor with ``ndim`` axes, none empty,
+    every value in ``0 .. n-1`` (a negative id would wrap around)."""
+    if not isinstance(ids, torch.Tensor):
+        raise InputTypeError(f"{name} must be a {legend} torch.Tensor of {what}; "
+                             f"got {describe(ids)}. Convert it with "
+                             f"torch.tensor({name.split()[0]}, dtype=torch.long).")
+    if ids.dtype == torch.bool or ids.is_floating_point() or ids.is_complex() or (
+            long_only and ids.dtype != torch.long):
+        raise InputError(f"{name} must hold integer {what} (torch.long); got dtype "
+                         f"{str(ids.dtype).replace('torch.', '')}: pass "
+                         f"{name.split()[0]}.long() (whole numbers only).")
+    if ids.ndim != ndim or 0 in ids.shape:
+        extra = " (one sequence: ids[None])" if ndim == 2 and ids.ndim == 1 else ""
+        raise InputError(f"{name} must have shape {legend}, every axis >= 1; got "
+                         f"shape {tuple(ids.shape)}{extra}.")
+    lo, hi = int(ids.min()), int(ids.max())
+    if lo < 0 or hi >= n:
+        raise InputError(f"{name} must be {what} in 0..{n - 1}; got values "
+                         f"{lo}..{hi}. Negative ids would wrap around; ids >= "
+                         f"{n} are past the table.")
+    return ids
+
+
+def check_path(name: str, path) -> Path:
+    if isinstance(path, bytes) or not isinstance(path, (str, os.PathLike)):
+        raise InputTypeError(f"{name} must be a file path (str or pathlib.Path); "
+                             f"got {describe(path)}.")
+    if str(path) == "":
+        raise InputError(f"{name} is empty; give a file name.")
+    return Path(path)
+
+
+def check_text(name: str, text) -> None:
+    if not isinstance(text, str):
+        raise InputTypeError(f"{name} must be text (a str); got {describe(text)}.")
+
+
+def check_texts(name: str, texts) -> None:
+    if isinstance(texts, str) or not isinstance(texts, (list, tuple)) or not texts:
+        raise InputTypeError(f"{name} must be a non-empty list of sentences (str); "
+                             f"got {describe(texts)}.")
+    for i, s in enumerate(texts):
+        if not isinstance(s, str) or not s.strip():
+            raise InputTypeError(f"{name}[{i}] must be a sentence (a non-empty str); "
+                                 f"got {describe(s)}.")
+
+
+def _shown(path: Path) -> str:
+    text = str(path)
+    return text if len(text) <= 120 else f"{text[:60]}...{text[-50:]}"
+
+
+def check_writable(name: str, path, folder: bool = False) -> Path:
+    """``path`` as a ``Path`` if a file (with ``folder``, a folder of files)
+    can be written there, else one :class:`~mhacourse.InputError`: a folder
+    where the file must go, a regular file where a folder must be (at the
+    path, or above it: ``notes.txt/model.safetensors``), or a name the file
+    system refuses (too long). Errors while writing: :func:`write_error`."""
+    path = check_path(name, path)
+    for i, p in enumerate([path, *path.parents]):  # nearest first
+        try:
+            is_dir = stat.S_ISDIR(os.stat(p).st_mode)
+        except (FileNotFoundError, NotADirectoryError):
+            continue  # not there yet (or under a file: found further up)
+        except OSError as e:
+            raise InputError(f"{name} {_shown(path)} cannot be written: "
+                             f"{e.strerror}.") from None
+        if i == 0 and is_dir and not folder:
+            raise InputError(f"{name} {_shown(path)} is a folder; give a file "
+                             f"name in it, such as {_shown(path / 'model.safetensors')}.")
+        if not is_dir and (i > 0 or folder):
+            raise InputError(f"{name} {_shown(path)} needs {_shown(p)} to be a "
+                             "folder, but it is a file: choose a path in a folder.")
+        return path  # what exists is right, so the rest can be made
+    return path
+
+
+def write_error(name: str, path: Path, e: OSError) -> InputError:
+    """An OS error met while writing ``path`` (a full disk, a file system
+    that refuses the name), as one line naming the argument."""
+    return InputError(f"{name} {_shown(path)} could not be written: "
+                      f"{e.strerror or e}.")

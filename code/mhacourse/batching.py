@@ -21,17 +21,87 @@ scaled up to make up for the others. A row of ``A_drop`` no longer sums to 1
 """
 from __future__ import annotations
 
+import math
+
 import torch
 
-from ._validate import check_positive_int
-from ._validate_newer import (
-    check_attention_dropout,
-    check_batch_mask,
-    check_dropout,
-    check_pad_batch,
+from ._validate import (
+    FLOAT_DTYPES,
+    InputError,
+    InputTypeError,
+    check_bool,
+    check_finite,
+    check_generator,
+    check_positive_int,
+    check_real,
+    check_same_dtype,
+    check_tensor,
+    describe,
 )
 from .attention import attention_core, check_attention_inputs
 from .masks import causal_mask, padding_mask
+
+# --- input checks: the rules of this module's public functions -----------
+
+def check_pad_batch(sequences, pad_value, allow_nonfinite) -> None:
+    if isinstance(sequences, torch.Tensor) or not isinstance(sequences, (list, tuple)):
+        raise InputTypeError(
+            f"sequences must be a list of (tokens, d) tensors; got "
+            f"{describe(sequences)}. A tensor (B, L, d) is already a batch; "
+            "for one sequence pass [x].")
+    if not sequences:
+        raise InputError("pad_batch needs at least one sequence; got none "
+                         "(sequences = []).")
+    check_bool("allow_nonfinite", allow_nonfinite)
+    for i, x in enumerate(sequences):
+        check_tensor(f"sequences[{i}]", x)
+        if x.ndim != 2 or x.shape[0] == 0:
+            raise InputError(
+                f"every sequence must be a (tokens, d) tensor with at least one "
+                f"token; sequences[{i}] has shape {tuple(x.shape)}.")
+    widths = sorted({x.shape[1] for x in sequences})
+    if len(widths) != 1:
+        raise InputError(f"every sequence must have the same width d; got widths "
+                         f"{widths} (sequences[i].shape[1]).")
+    check_same_dtype(**{f"sequences[{i}]": x for i, x in enumerate(sequences)})
+    for i, x in enumerate(sequences):
+        check_finite(f"sequences[{i}]", x, allow_nonfinite)
+    v = check_real("pad_value", pad_value, allow_nonfinite=allow_nonfinite)
+    top = min(torch.finfo(sequences[0].dtype).max, 2.0**62)
+    if math.isfinite(v) and abs(v) > top:
+        raise InputError(f"pad_value = {pad_value!r} does not fit the sequences' dtype "
+                         f"{sequences[0].dtype} (at most {top:.3g} in size); use 0.0.")
+
+
+def check_batch_mask(causal) -> None:
+    check_bool("causal", causal)
+
+
+def check_dropout(p, training, generator, Q=None) -> None:
+    p = check_real("dropout probability p", p, low=0.0, high=1.0, high_open=True,
+                   what="a number in [0, 1) (p = 1 would drop every weight)")
+    check_bool("training", training)
+    check_generator("generator", generator)
+    if training and isinstance(Q, torch.Tensor) and Q.dtype in FLOAT_DTYPES:
+        check_dropout_scale(p, Q.dtype)  # the weights are at most 1
+
+
+def check_dropout_scale(p, dtype, peak: float = 1.0) -> None:
+    """The kept weights are divided by ``1 - p``: refuse a ``p`` so close to 1
+    that they overflow the dtype (float16: 1 / (1 - p) > 65504)."""
+    if p and peak * (1.0 / (1.0 - p)) > torch.finfo(dtype).max:
+        raise InputError(f"dropout probability p = {p!r} scales the kept weights by "
+                         f"1 / (1 - p) = {1 / (1 - p):.3g}, past {dtype}'s largest "
+                         "number (they would become inf); use a smaller p or float32.")
+
+
+def check_attention_dropout(weights, p, training, generator, allow_nonfinite) -> None:
+    check_tensor("weights", weights, min_ndim=2, legend="(..., L, S)")
+    check_dropout(p, training, generator)
+    check_bool("allow_nonfinite", allow_nonfinite)
+    check_finite("weights", weights, allow_nonfinite)
+    if training and weights.numel() and not allow_nonfinite:
+        check_dropout_scale(p, weights.dtype, float(weights.detach().abs().max()))
 
 
 def pad_batch(sequences, pad_value: float = 0.0, allow_nonfinite: bool = False):

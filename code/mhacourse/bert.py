@@ -187,6 +187,18 @@ def _check_masked_output(concat, w, h, head_mask) -> None:
                          f"(B, h), 1 = keep, 0 = remove; got {describe(head_mask)}.")
 
 
+def _check_layer(layer) -> None:
+    if not isinstance(layer, BertLayer):
+        raise InputTypeError(f"layer must be a BertLayer (model.layers[l]); got "
+                             f"{describe(layer)}.")
+
+
+def _check_normalize(normalize) -> None:
+    if not isinstance(normalize, bool):
+        raise InputTypeError(f"normalize must be True or False; got "
+                             f"{describe(normalize)}.")
+
+
 # ---------------------------------------------------------------- tokenizing
 
 @dataclass
@@ -269,7 +281,8 @@ class BertOutput(Tokenized):
                       "one per text given to encode, counted from 0")
 
 
-def _as_texts(texts) -> list[str]:
+def _check_texts(texts) -> list[str]:
+    """``texts`` (a string or a list of them) as a list of non-empty strings."""
     if isinstance(texts, str):
         texts = [texts]
     if not isinstance(texts, (list, tuple)):
@@ -297,7 +310,7 @@ def tokenize(texts, max_length: int = MAX_POSITIONS,
     ``UserWarning`` gives the number of tokens dropped. Empty or
     whitespace-only text raises ``ValueError``.
     """
-    texts = _as_texts(texts)
+    texts = _check_texts(texts)
     model = check_model(model)
     max_length = check_positive_int("max_length", max_length)
     if not 3 <= max_length <= model.config.max_len:
@@ -411,9 +424,7 @@ def bert_layer(x: torch.Tensor, layer: BertLayer, h: int, eps: float,
     unmasked ``concat`` (B, L, d_model) with ``return_concat=True``. The
     weights are the heads' softmax whether or not the mask removes them.
     """
-    if not isinstance(layer, BertLayer):
-        raise InputTypeError(f"layer must be a BertLayer (model.layers[l]); got "
-                             f"{describe(layer)}.")
+    _check_layer(layer)
     _check_inputs(x, x, x, layer.attn, h)
     check_eps(eps)
     B, L, _ = x.shape
@@ -541,9 +552,7 @@ def sentence_embedding(texts, normalize: bool = True, max_length: int = 256,
     settings for this model, so the numbers equal ``SentenceTransformer.encode``.
     Returns (B, d_model) for a list, (d_model,) for one string.
     """
-    if not isinstance(normalize, bool):
-        raise InputTypeError(f"normalize must be True or False; got "
-                             f"{describe(normalize)}.")
+    _check_normalize(normalize)
     out = encode(texts, max_length=max_length, head_mask=head_mask, model=model)
     e = mean_pool(out.hidden_states[-1], out.attention_mask, normalize)  # (B, d)
     return e[0] if isinstance(texts, str) else e

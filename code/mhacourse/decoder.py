@@ -29,10 +29,121 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from ._validate_analysis import check_decoder_torch_layer
-from ._validate_newer import check_cross_attention, check_decoder_layer
+from ._validate import (
+    InputError,
+    InputTypeError,
+    check_bool,
+    check_finite,
+    check_heads,
+    check_mask,
+    check_real,
+    check_same_dtype,
+    check_tensor,
+    describe,
+)
 from .block import feed_forward, layer_norm
 from .multihead import MHAWeights, from_torch, multi_head_attention
+
+# --- input checks: the rules of this module's public functions -----------
+
+def check_y_memory(y, memory) -> None:
+    check_tensor("y", y, ndim=(2, 3), legend="(B, L, d_model)")
+    check_tensor("memory", memory, ndim=(2, 3), legend="(B, S, d_model)")
+    if y.ndim != memory.ndim:
+        raise InputError(f"y and memory must both be batched (B, tokens, d_model) "
+                         f"or both unbatched; got shapes {tuple(y.shape)} and "
+                         f"{tuple(memory.shape)}.")
+    if y.shape[-1] != memory.shape[-1]:
+        raise InputError(f"y and memory must have the same width d_model; got "
+                         f"y {tuple(y.shape)} and memory {tuple(memory.shape)}.")
+    if y.ndim == 3 and y.shape[0] != memory.shape[0]:
+        raise InputError(f"y and memory must share B (one memory per target); got "
+                         f"y {tuple(y.shape)} and memory {tuple(memory.shape)}.")
+    if 0 in y.shape or 0 in memory.shape:
+        raise InputError(f"y and memory need at least one token each; got shapes "
+                         f"{tuple(y.shape)} and {tuple(memory.shape)}.")
+    check_same_dtype(y=y, memory=memory)
+    check_finite("y", y, option=False)
+    check_finite("memory", memory, option=False)
+
+
+def check_memory_mask(y, memory, mask) -> None:
+    """``memory_key_padding_mask``: (B, S) for batched input, (S,) unbatched."""
+    if mask is None:
+        return
+    check_mask("memory_key_padding_mask", mask)
+    want = tuple(memory.shape[:-1])
+    if tuple(mask.shape) != want:
+        raise InputError(f"memory_key_padding_mask must have shape "
+                         f"{'(B, S)' if memory.ndim == 3 else '(S,)'} = {want}, True = "
+                         f"padding; got {tuple(mask.shape)}.")
+
+
+def check_tgt_mask(y, tgt_mask) -> None:
+    if tgt_mask is None:
+        return
+    check_mask("tgt_mask", tgt_mask)
+    L = y.shape[-2]
+    if tgt_mask.ndim < 2 or tuple(tgt_mask.shape[-2:]) != (L, L):
+        raise InputError(f"tgt_mask must end in (L, L) = ({L}, {L}), True = blocked "
+                         f"(mc.causal_mask(L)); got shape {tuple(tgt_mask.shape)}.")
+
+
+def check_cross_attention(y, memory, w, h, memory_key_padding_mask=None) -> None:
+    check_y_memory(y, memory)
+    check_memory_mask(y, memory, memory_key_padding_mask)
+    if not isinstance(w, MHAWeights):
+        raise InputTypeError(f"w must be an MHAWeights (mc.random_weights or "
+                             f"mc.from_torch); got {describe(w)}.")
+    check_heads(y.shape[-1], h)
+
+
+def check_decoder_layer(y, memory, p, h, return_weights, tgt_mask=None,
+                        memory_key_padding_mask=None) -> None:
+    if not isinstance(p, DecoderLayerWeights):
+        raise InputTypeError(f"p must be a DecoderLayerWeights (from "
+                             f"decoder_weights_from_torch); got {describe(p)}.")
+    check_y_memory(y, memory)
+    check_tgt_mask(y, tgt_mask)
+    check_memory_mask(y, memory, memory_key_padding_mask)
+    d = y.shape[-1]
+    check_heads(d, h)
+    check_bool("return_weights", return_weights)
+    check_bool("p.norm_first", p.norm_first)
+    if p.activation not in ("relu", "gelu"):
+        raise InputError(f"p.activation must be 'relu' or 'gelu'; got "
+                         f"{describe(p.activation)}.")
+    check_real("p.eps", p.eps, low=0.0, low_open=True)
+    for k in ("gammas", "betas"):
+        v = getattr(p, k)
+        if not isinstance(v, (tuple, list)) or len(v) != 3:
+            raise InputError(f"p.{k} must be 3 tensors (d_model,), one per "
+                             f"LayerNorm; got {describe(v)}.")
+        for i, t in enumerate(v):
+            check_tensor(f"p.{k}[{i}]", t, ndim=1, legend="(d_model,)")
+            if t.shape[0] != d:
+                raise InputError(f"p.{k}[{i}] must have shape (d_model,) = ({d},); "
+                                 f"got {tuple(t.shape)}.")
+    check_tensor("p.W_1", p.W_1, ndim=2, legend="(d_model, d_ff)")
+    if p.W_1.shape[0] != d:
+        raise InputError(f"p.W_1 must have shape (d_model, d_ff) with d_model = {d} "
+                         f"(y's width); got {tuple(p.W_1.shape)}.")
+    check_same_dtype(y=y, W_1=p.W_1, gamma_1=p.gammas[0])
+
+
+def check_decoder_torch_layer(layer) -> None:
+    if not isinstance(layer, nn.TransformerDecoderLayer):
+        raise InputTypeError(f"layer must be an nn.TransformerDecoderLayer; got "
+                             f"{describe(layer)}.")
+    if layer.linear1.bias is None or layer.norm1.bias is None:
+        raise InputError("layer was made with bias=False; the course's decoder_layer "
+                         "has biases: make the layer with bias=True.")
+    act = layer.activation
+    ok = act is F.relu or isinstance(act, nn.ReLU) or act is F.gelu or (
+        isinstance(act, nn.GELU) and act.approximate == "none")
+    if not ok:
+        raise InputError(f"layer.activation must be relu or gelu (exact) for the "
+                         f"course's decoder_layer; got {describe(act)}.")
 
 
 def cross_attention(y, memory, w: MHAWeights, h: int,

@@ -37,25 +37,139 @@ Pure computation on :mod:`mhacourse.bert` (all-MiniLM-L6-v2, 6 layers x
 """
 from __future__ import annotations
 
+import numbers
 import string
 from dataclasses import dataclass
 
 import torch
 
-from . import _validate_analysis as _v
-from ._validate import InputError
-from .bert import (
-    Bert,
-    add_norm_ffn,
-    bert_layer,
-    embed,
-    encode,
-    load_model,
-    masked_output,
-    mean_pool,
-    tokenize,
+from ._validate import (
+    InputError,
+    InputTypeError,
+    as_int,
+    check_finite,
+    check_positive_int,
+    check_real,
+    check_tensor,
+    check_texts,
+    describe,
 )
+from .ablation_cache import AblationCache
+from .bert import Bert, encode, load_model
+from .bert_weights import check_bert_model
 from .tasks import EXAMPLE_SENTENCES
+
+# --- input checks: the rules of this module's public functions -----------
+
+def check_attention_statistics(attentions, tokens) -> None:
+    for name, v in (("attentions", attentions), ("tokens", tokens)):
+        if not isinstance(v, (list, tuple)):
+            raise InputTypeError(f"{name} must be a list, one entry per sentence; got "
+                                 f"{describe(v)}.")
+    for s, A in enumerate(attentions):
+        check_tensor(f"attentions[{s}]", A, legend="(n_layers, h, n, n)")
+        check_finite(f"attentions[{s}]", A, option=False)
+    for s, toks in enumerate(tokens):
+        if isinstance(toks, str) or not isinstance(toks, (list, tuple)) or not all(
+                isinstance(x, str) for x in toks):
+            raise InputTypeError(f"tokens[{s}] must be a list of token strings; got "
+                                 f"{describe(toks)}.")
+
+
+def check_head_statistics(texts, model) -> None:
+    check_texts("texts", texts)
+    check_bert_model(model)
+
+
+def check_classify_heads(stats, threshold, broad) -> None:
+    if not isinstance(stats, HeadStats):
+        raise InputTypeError(f"stats must be a HeadStats (head_statistics() or "
+                             f"attention_statistics()); got {describe(stats)}.")
+    check_real("threshold", threshold, low=0.0, high=1.0)
+    check_real("broad", broad, low=0.0, high=1.0)
+
+
+def check_class_counts(labels) -> None:
+    if not isinstance(labels, (list, tuple)) or not all(
+            isinstance(row, (list, tuple)) and all(isinstance(c, str) for c in row)
+            for row in labels):
+        raise InputTypeError(f"labels must be classify_heads()'s list of lists of "
+                             f"class names; got {describe(labels)}.")
+
+
+def check_word_attention(A, spans) -> None:
+    check_tensor("A", A, min_ndim=2, legend="(..., n, n)")
+    n = A.shape[-1]
+    ok = isinstance(spans, (list, tuple)) and spans and all(
+        isinstance(s, (list, tuple)) and s and all(
+            isinstance(p, numbers.Integral) and not isinstance(p, bool) and 0 <= p < n
+            for p in s) for s in spans)
+    if not ok:
+        raise InputError(f"spans must be a non-empty list of non-empty lists of token "
+                         f"positions 0..{n - 1}; got {describe(spans)}.")
+
+
+def check_claim_args(claim, model, top) -> None:
+    if not isinstance(claim, Claim):
+        raise InputTypeError(f"claim must be a head_analysis.Claim(sentence, source, "
+                             f"target, alternative); got {describe(claim)}.")
+    for field in ("sentence", "source", "target", "alternative"):
+        if not isinstance(getattr(claim, field), str):
+            raise InputTypeError(f"claim.{field} must be a str; got "
+                                 f"{describe(getattr(claim, field))}.")
+    check_bert_model(model)
+    check_positive_int("top", top)
+
+
+def check_claims_args(claims, model, top) -> None:
+    if isinstance(claims, str) or not isinstance(claims, (list, tuple)):
+        raise InputTypeError(f"claims must be a list of head_analysis.Claim; got "
+                             f"{describe(claims)}.")
+    check_bert_model(model)
+    check_positive_int("top", top)
+
+
+def check_ablation_args(texts, model, cache) -> None:
+    check_texts("texts", texts)
+    check_bert_model(model)
+    if cache is not None and not isinstance(cache, AblationCache):
+        raise InputTypeError(f"cache must be an AblationCache or None; got "
+                             f"{describe(cache)}.")
+
+
+def check_order(order) -> None:
+    if order is None:
+        return
+    if isinstance(order, (str, torch.Tensor)) or not isinstance(order, (list, tuple)):
+        raise InputTypeError(f"order must be a list of (layer, head) pairs; got "
+                             f"{describe(order)}.")
+    for k, p in enumerate(order):
+        if not isinstance(p, (list, tuple)) or len(p) != 2:
+            raise InputTypeError(f"order[{k}] must be a (layer, head) pair; got "
+                                 f"{describe(p)}.")
+        as_int(f"order[{k}][0] (layer)", p[0])
+        as_int(f"order[{k}][1] (head)", p[1])
+
+
+def check_pruning_args(order, texts, model, cache, ablation) -> None:
+    check_order(order)
+    check_ablation_args(texts, model, cache)
+    if ablation is not None and not isinstance(ablation, Ablation):
+        raise InputTypeError(f"ablation must be an Ablation (ablation_ranking()) or "
+                             f"None; got {describe(ablation)}.")
+
+
+def check_analyse(texts, claims, model) -> None:
+    """:func:`analyse`'s arguments, before the model runs: those of
+    :func:`head_statistics` and :func:`check_claims`."""
+    check_head_statistics(texts, model)
+    check_claims_args(claims, model, 3)
+
+def check_report(a, top) -> None:
+    if not isinstance(a, HeadAnalysis):
+        raise InputTypeError(f"a must be analyse()'s HeadAnalysis; got {describe(a)}.")
+    check_positive_int("top", top)
+
 
 # The course's example sentences (the "seeds"), then 30 varied ones: 35 in all,
 # 408 WordPiece tokens besides [CLS] and [SEP]; 8 words split into pieces
@@ -140,7 +254,7 @@ def attention_statistics(attentions, tokens) -> HeadStats:
     summing to 1; ``tokens[s]`` its n tokens (``[CLS]`` first, ``[SEP]``
     last). Query rows: every token that is not ``[CLS]`` or ``[SEP]``.
     """
-    _v.check_attention_statistics(attentions, tokens)
+    check_attention_statistics(attentions, tokens)
     if len(attentions) != len(tokens) or not attentions:
         raise InputError(
             f"attentions and tokens: give one attention tensor per token list (at least one); got "
@@ -192,7 +306,7 @@ def sentence_attentions(out) -> list[torch.Tensor]:
 
 def head_statistics(texts=SENTENCES, model: Bert | None = None) -> HeadStats:
     """:func:`attention_statistics` of the model on ``texts``."""
-    _v.check_head_statistics(texts, model)
+    check_head_statistics(texts, model)
     out = encode(list(texts), model=model)
     return attention_statistics(sentence_attentions(out), out.tokens)
 
@@ -207,7 +321,7 @@ def classify_heads(stats: HeadStats, threshold: float = THRESHOLD,
     names the head if it is ``>= threshold``; else ``"broad"`` if
     ``entropy_norm >= broad``; else ``"mixed"``.
     """
-    _v.check_classify_heads(stats, threshold, broad)
+    check_classify_heads(stats, threshold, broad)
     scores = torch.stack(
         [stats.prev, stats.next, stats.self_, stats.sink])  # (4, n_layers, h)
     best, which = scores.max(dim=0)  # (n_layers, h)
@@ -228,7 +342,7 @@ def classify_heads(stats: HeadStats, threshold: float = THRESHOLD,
 
 def class_counts(labels) -> dict[str, int]:
     """How many heads fall in each class, in :data:`CLASSES` order."""
-    _v.check_class_counts(labels)
+    check_class_counts(labels)
     flat = [c for row in labels for c in row]
     return {c: flat.count(c) for c in CLASSES}
 
@@ -290,7 +404,7 @@ def word_attention(A: torch.Tensor, spans: list[list[int]]) -> torch.Tensor:
     al. 2019). Attention to ``[CLS]``/``[SEP]`` is left out, so rows sum to
     at most 1.
     """
-    _v.check_word_attention(A, spans)
+    check_word_attention(A, spans)
     rows = torch.stack([A[..., s, :].mean(-2) for s in spans], dim=-2)  # (..., W, n)
     return torch.stack([rows[..., s].sum(-1) for s in spans], dim=-1)  # (..., W, W)
 
@@ -298,7 +412,7 @@ def word_attention(A: torch.Tensor, spans: list[list[int]]) -> torch.Tensor:
 def check_claim(claim: Claim, model: Bert | None = None, top: int = 3,
                 out=None) -> ClaimResult:
     """Measure one claim over all heads; see :class:`ClaimResult`."""
-    _v.check_claim_args(claim, model, top)
+    check_claim_args(claim, model, top)
     out = encode(claim.sentence, model=model) if out is None else out
     words = out.words(0)
     names = [w for w, _ in words]
@@ -326,102 +440,11 @@ def check_claim(claim: Claim, model: Bert | None = None, top: int = 3,
 def check_claims(claims=SEED_CLAIMS, model: Bert | None = None,
                  top: int = 3) -> list[ClaimResult]:
     """:func:`check_claim` for each claim."""
-    _v.check_claims_args(claims, model, top)
+    check_claims_args(claims, model, top)
     return [check_claim(c, model, top) for c in claims]
 
 
 # --------------------------------------------------------------- 4. ablation
-
-class AblationCache:
-    """For ablations: the sentences, sorted by length and padded in small groups (less
-    padding), with every layer's input ``x^l`` and unmasked head outputs
-    ``concat^l`` cached, first for the intact model.
-
-    Removing a head of layer l leaves ``x^l`` and ``concat^l`` as they were,
-    so that layer only redoes ``Concat(m_i head_i) W_O`` and what follows
-    (:func:`mhacourse.bert.masked_output`), and layers l+1.. run again.
-    """
-
-    def __init__(self, texts, model: Bert, size: int = 8):
-        tok = tokenize(list(texts), model=model)
-        order = sorted(range(len(tok.texts)), key=lambda s: tok.lengths[s])
-        self.model, self.groups, self.intact, self.base = model, [], [], []
-        for start in range(0, len(order), size):
-            idx = order[start:start + size]
-            L = max(tok.lengths[s] for s in idx)
-            real = tok.attention_mask[idx, :L]  # (b, L), True = real
-            pad = None if bool(real.all()) else ~real  # (b, L), True = padding
-            self.groups.append((real, pad))
-            with torch.no_grad():
-                x = embed(tok.input_ids[idx, :L], model)  # (b, L, d_model)
-            state = self.run(len(self.groups) - 1, x, None, 0, None)
-            self.intact.append(state)
-            self.base.append(self.embedding(state[0], real))
-
-    @staticmethod
-    def embedding(hidden, real):
-        return mean_pool(hidden[-1], real, normalize=True)  # (b, d_model)
-
-    @torch.no_grad()
-    def run(self, g: int, x, head_mask, start: int, state):
-        """Group g's ``(hidden, concat)`` lists with ``head_mask`` (n_layers, h),
-        reusing ``state`` (the lists for a mask that differs only in layers
-        ``>= start``) up to layer ``start``."""
-        cfg = self.model.config
-        hidden, concat = ([x], []) if state is None else (
-            state[0][:start + 1], state[1][:start])
-        for l in range(start, cfg.n_layers):
-            layer = self.model.layers[l]
-            m_l = None if head_mask is None or bool((head_mask[l] == 1).all()) \
-                else head_mask[l]
-            if state is not None and l == start:  # x^l and concat^l unchanged
-                c = state[1][l]
-                a = masked_output(c, layer.attn, cfg.h, m_l)
-                x = add_norm_ffn(hidden[l], a, layer, cfg.eps)
-            else:
-                x, _, c = bert_layer(hidden[l], layer, cfg.h, cfg.eps,
-                                     self.groups[g][1], m_l, return_concat=True)
-            hidden.append(x)
-            concat.append(c)
-        return hidden, concat
-
-    @torch.no_grad()
-    def single_head_cosines(self, l: int) -> torch.Tensor:
-        """Mean cosine to the intact embeddings without head i of layer l,
-        for every i at once: (h,). The h ablations run as one batch of
-        h * b sequences per group (bigger matrix products run faster)."""
-        cfg = self.model.config
-        layer, h = self.model.layers[l], cfg.h
-        total, n = torch.zeros(h, dtype=torch.float64), 0
-        for (real, pad), (hidden, concat), base in zip(
-                self.groups, self.intact, self.base):
-            b = real.shape[0]
-            keep = (1 - torch.eye(h)).repeat_interleave(b, dim=0)  # (h*b, h)
-            # variant i (rows i*b .. i*b+b-1) drops head i of layer l
-            a = masked_output(concat[l].repeat(h, 1, 1), layer.attn, h, keep)
-            x = add_norm_ffn(hidden[l].repeat(h, 1, 1), a, layer, cfg.eps)
-            pad_h = None if pad is None else pad.repeat(h, 1)  # (h*b, L)
-            for k in range(l + 1, cfg.n_layers):
-                x, _ = bert_layer(x, self.model.layers[k], h, cfg.eps, pad_h)
-            e = mean_pool(x, real.repeat(h, 1)).view(h, b, -1)  # (h, b, d_model)
-            total += (e * base).sum(dim=(1, 2)).double()  # (h,)
-            n += b
-        return (total / n).float()
-
-    def cosines(self, head_mask, start: int, states=None):
-        """Mean cosine to the intact embeddings under ``head_mask``, redoing
-        layers ``start..`` from ``states`` (default: the intact model's).
-        Returns the cosine and the new states."""
-        states = self.intact if states is None else states
-        cos, n, new = 0.0, 0, []
-        for g, (real, _) in enumerate(self.groups):
-            state = self.run(g, None, head_mask, start, states[g])
-            e = self.embedding(state[0], real)
-            cos += float((e * self.base[g]).sum())
-            n += len(e)
-            new.append(state)
-        return cos / n, new
-
 
 @dataclass
 class Ablation:
@@ -437,7 +460,7 @@ def ablation_ranking(texts=SENTENCES, model: Bert | None = None,
                      cache: AblationCache | None = None) -> Ablation:
     """Remove one head at a time; rank heads by how much the mean-pooled
     sentence embedding moves (``1 - cos``), averaged over ``texts``."""
-    _v.check_ablation_args(texts, model, cache)
+    check_ablation_args(texts, model, cache)
     model = load_model() if model is None else model
     cache = AblationCache(texts, model) if cache is None else cache
     n_layers, h = model.config.n_layers, model.config.h
@@ -471,7 +494,7 @@ def pruning_curve(order=None, texts=SENTENCES, model: Bert | None = None,
     by :func:`ablation_ranking`), and follow the mean cosine to the intact
     sentence embedding. Each step reruns only the layers from the removed
     head's on."""
-    _v.check_pruning_args(order, texts, model, cache, ablation)
+    check_pruning_args(order, texts, model, cache, ablation)
     model = load_model() if model is None else model
     cache = AblationCache(texts, model) if cache is None else cache
     if order is None:
@@ -512,6 +535,7 @@ class HeadAnalysis:
 def analyse(texts=SENTENCES, claims=SEED_CLAIMS,
             model: Bert | None = None) -> HeadAnalysis:
     """Statistics, classes, claims, ablation ranking and pruning curve."""
+    check_analyse(texts, claims, model)
     model = load_model() if model is None else model
     stats = head_statistics(texts, model)
     labels = classify_heads(stats)
@@ -524,7 +548,7 @@ def analyse(texts=SENTENCES, claims=SEED_CLAIMS,
 
 def report(a: HeadAnalysis, top: int = 5) -> str:
     """A plain-text summary of :func:`analyse`'s result."""
-    _v.check_report(a, top)
+    check_report(a, top)
     s = a.stats
     lines = [f"classes ({s.n_rows} query rows): "
              + ", ".join(f"{k} {v}" for k, v in a.counts.items())]

@@ -55,7 +55,7 @@ def merge_heads_core(x: torch.Tensor) -> torch.Tensor:
 
 def share_kv_heads(K: torch.Tensor, h) -> torch.Tensor:
     """``h_kv`` key (or value) heads shared by ``h`` query heads: head ``j``
-    repeated for query heads ``j*g .. j*g+g-1``, ``g = h / h_kv`` (chapter 11).
+    repeated for query heads ``j*g .. j*g+g-1``, ``g = h / h_kv`` (chapter 12).
 
     Shapes: (B, h_kv, S, d_k) -> (B, h, S, d_k); a view when ``h_kv = h``.
     """

@@ -29,12 +29,220 @@ from dataclasses import dataclass, field, fields
 
 import torch
 
-from . import _validate_newer as _v
-from ._validate import check_heads
-from ._validate_tiny import check_tiny_model
+from ._validate import (
+    InputError,
+    InputTypeError,
+    check_all_finite,
+    check_bool,
+    check_finite,
+    check_float_dtype,
+    check_heads,
+    check_id_tensor,
+    check_positive_int,
+    check_real,
+    check_same_dtype,
+    check_seed,
+    check_size,
+    check_tensor,
+    describe,
+)
 from .block import BLOCK_PARAMS, BlockWeights, block_core, layer_norm_core
 from .gqa import check_kv_heads
 from .multihead import MHAWeights, check_weights, mha_core
+from .tiny_model.model import check_tiny_model
+
+# --- input checks: the rules of this module's public functions -----------
+
+def check_kv_cache_sizes(B, h_kv, d_k, max_len, dtype) -> None:
+    n = 1
+    for name, v in (("B", B), ("h_kv", h_kv), ("d_k", d_k), ("max_len", max_len)):
+        n *= check_positive_int(name, v)
+    check_float_dtype("dtype", dtype)
+    check_size("KVCache (2 x B x h_kv x max_len x d_k)", 2 * n)
+
+
+def check_append(cache, K_new, V_new, allow_nonfinite) -> None:
+    check_tensor("K_new", K_new, ndim=4, legend="(B, h_kv, n, d_k)")
+    check_tensor("V_new", V_new, ndim=4, legend="(B, h_kv, n, d_k)")
+    B, h_kv, T_max, d_k = cache.K.shape
+    want = (B, h_kv, K_new.shape[2], d_k)
+    if tuple(K_new.shape) != want or tuple(V_new.shape) != want:
+        raise InputError(f"new keys and values must have shape (B, h_kv, n, d_k) "
+                         f"= {want}; got K_new {tuple(K_new.shape)} and V_new "
+                         f"{tuple(V_new.shape)}.")
+    for name, t in (("K_new", K_new), ("V_new", V_new)):
+        if t.dtype != cache.K.dtype:
+            raise InputError(
+                f"{name} is {str(t.dtype).replace('torch.', '')} but the cache "
+                f"holds {str(cache.K.dtype).replace('torch.', '')}: storing it "
+                f"would cast every value. Pass {name}.to({cache.K.dtype}) or make "
+                "the cache with that dtype.")
+    check_bool("allow_nonfinite", allow_nonfinite)
+    check_finite("K_new", K_new, allow_nonfinite)
+    check_finite("V_new", V_new, allow_nonfinite)
+    check_cache_room(cache, K_new.shape[2])
+
+
+def check_cache_room(cache, n: int, name: str = "the cache") -> None:
+    T_max = cache.K.shape[2]
+    if cache.length + n > T_max:
+        raise InputError(f"{name} holds at most max_len = {T_max} tokens; "
+                         f"{cache.length} are cached and {n} more were given. "
+                         "Make a larger cache (max_len=...).")
+
+
+def check_attention_step(x_new, w, h, h_kv, cache) -> None:
+    check_tensor("x_new", x_new, ndim=3, legend="(B, n, d_model)")
+    if not isinstance(w, MHAWeights):
+        raise InputTypeError(f"w must be an MHAWeights; got {describe(w)}.")
+    if not isinstance(cache, KVCache):
+        raise InputTypeError(f"cache must be a KVCache; got {describe(cache)}.")
+    check_kv_heads(h, h_kv)
+    d_k = check_weights(w, h, h_kv)
+    B, n, d_model = x_new.shape
+    if n == 0 or B == 0:
+        raise InputError(f"x_new needs B >= 1 and at least one new token; got shape "
+                         f"{tuple(x_new.shape)}.")
+    if d_model != w.W_Q.shape[0]:
+        raise InputError(f"x_new must end in d_model = {w.W_Q.shape[0]} (the "
+                         f"weights' width); got shape {tuple(x_new.shape)}.")
+    want = (B, h_kv, d_k)
+    got = (cache.K.shape[0], cache.K.shape[1], cache.K.shape[3])
+    if got != want:
+        raise InputError(f"cache must be KVCache(B={B}, h_kv={h_kv}, d_k={d_k}, "
+                         f"...) for x_new and h_kv; got one with (B, h_kv, d_k) = "
+                         f"{got}.")
+    if cache.K.dtype != x_new.dtype:
+        raise InputError(f"the cache holds {cache.K.dtype} but x_new is "
+                         f"{x_new.dtype}: make the cache with dtype={x_new.dtype}.")
+    check_same_dtype(x_new=x_new, W_Q=w.W_Q)
+    check_finite("x_new", x_new, option=False)
+    check_cache_room(cache, n)
+
+
+def check_causal_lm(m) -> None:
+    """The parts of a :class:`CausalLM`, once, when it is made."""
+    check_tensor("E_tok", m.E_tok, ndim=2, legend="(vocab, d_model)")
+    V, d = m.E_tok.shape
+    if V == 0 or d == 0:
+        raise InputError(f"E_tok must be (vocab, d_model), both >= 1; got "
+                         f"{tuple(m.E_tok.shape)}.")
+    check_tensor("E_pos", m.E_pos, ndim=2, legend="(max_len, d_model)")
+    check_tensor("W_U", m.W_U, ndim=2, legend="(d_model, vocab)")
+    for name, t, want in (("E_pos", m.E_pos, (None, d)), ("W_U", m.W_U, (d, V)),
+                          ("gamma_f", m.gamma_f, (d,)), ("beta_f", m.beta_f, (d,))):
+        check_tensor(name, t)
+        if len(t.shape) != len(want) or any(w is not None and s != w
+                                            for s, w in zip(t.shape, want)):
+            raise InputError(f"{name} must have shape {want} (vocab = {V}, "
+                             f"d_model = {d}); got {tuple(t.shape)}.")
+    if m.E_pos.shape[0] == 0:
+        raise InputError("E_pos has no rows: max_len must be >= 1.")
+    check_heads(d, m.h)
+    check_kv_heads(m.h, m.h_kv)
+    if m.activation not in ("relu", "gelu"):
+        raise InputError(f"activation must be 'relu' or 'gelu'; got "
+                         f"{describe(m.activation)}.")
+    check_real("eps", m.eps, low=0.0, low_open=True)
+    if not isinstance(m.layers, (list, tuple)) or not m.layers:
+        raise InputError(f"layers must be a non-empty list of dicts (one per "
+                         f"layer); got {describe(m.layers)}.")
+    need = ("W_Q", "W_K", "W_V", "W_O", "W_1", "b_1", "W_2", "b_2", "gamma_1",
+            "beta_1", "gamma_2", "beta_2")
+    for i, p in enumerate(m.layers):
+        if not isinstance(p, dict):
+            raise InputTypeError(f"layers[{i}] must be a dict of weights; got "
+                                 f"{describe(p)}.")
+        missing = [k for k in need if k not in p]
+        if missing:
+            raise InputError(f"layers[{i}] lacks {missing}.")
+        for k, v in p.items():
+            if v is not None:
+                check_tensor(f"layers[{i}]['{k}']", v)
+    check_same_dtype(E_tok=m.E_tok, E_pos=m.E_pos, W_U=m.W_U, W_Q=m.layers[0]["W_Q"])
+    check_all_finite(E_tok=m.E_tok, E_pos=m.E_pos, W_U=m.W_U)
+
+
+def check_random_causal_lm(vocab, d_model, h, h_kv, n_layers, max_len, d_ff, seed,
+                           dtype) -> None:
+    vocab = check_positive_int("vocab", vocab)
+    d_model = check_positive_int("d_model", d_model)
+    n_layers = check_positive_int("n_layers", n_layers)
+    max_len = check_positive_int("max_len", max_len)
+    check_heads(d_model, h)
+    check_kv_heads(h, h_kv)
+    d_ff = 4 * d_model if d_ff is None else check_positive_int("d_ff", d_ff)
+    check_seed("seed", seed)
+    check_float_dtype("dtype", dtype)
+    n = (2 * vocab + max_len) * d_model + n_layers * (
+        4 * d_model * d_model + 2 * d_model * d_ff)
+    check_size("random_causal_lm (parameters)", n)
+
+
+def check_layer_dict(p) -> None:
+    if not isinstance(p, dict) or not all(k in p for k in ("W_Q", "W_K", "W_V", "W_O")):
+        raise InputTypeError(f"p must be one CausalLM layer: a dict with W_Q, W_K, W_V, "
+                             f"W_O (and optional biases); got {describe(p)}.")
+
+
+def check_lm(model) -> None:
+    if not isinstance(model, CausalLM):
+        raise InputTypeError(f"model must be a CausalLM (random_causal_lm or "
+                             f"from_tiny_model); got {describe(model)}.")
+
+
+def check_lm_ids(model, ids, t0: int = 0, name: str = "ids") -> None:
+    check_id_tensor(name, ids, model.E_tok.shape[0], long_only=True)
+    if t0 + ids.shape[1] > model.max_len:
+        raise InputError(f"{name}: positions {t0}..{t0 + ids.shape[1] - 1} exceed "
+                         f"the model's max_len = {model.max_len} (learned "
+                         f"positions 0..{model.max_len - 1}).")
+
+
+def check_forward_cached(model, ids_new, caches) -> None:
+    check_lm(model)
+    if not isinstance(caches, (list, tuple)) or not all(
+            isinstance(c, KVCache) for c in caches):
+        raise InputTypeError(f"caches must be a list of KVCache, one per layer "
+                             f"(model.new_caches(B)); got {describe(caches)}.")
+    if len(caches) != len(model.layers):
+        raise InputError(f"caches must hold one KVCache per layer: "
+                         f"{len(model.layers)}; got {len(caches)}.")
+    lengths = {c.length for c in caches}
+    if len(lengths) != 1:
+        raise InputError(f"caches hold different numbers of tokens "
+                         f"{sorted(lengths)}: they belong to different runs; "
+                         "start again with model.new_caches(B).")
+    t0 = caches[0].length
+    check_lm_ids(model, ids_new, t0, "ids_new")
+    want = (ids_new.shape[0], model.h_kv, model.d_k)
+    for i, c in enumerate(caches):
+        got = (c.K.shape[0], c.K.shape[1], c.K.shape[3])
+        if got != want or c.K.dtype != model.E_tok.dtype:
+            raise InputError(
+                f"caches[{i}] must be a KVCache with (B, h_kv, d_k) = {want} and "
+                f"dtype {model.E_tok.dtype}; got {got}, {c.K.dtype}. Make them "
+                "with model.new_caches(B).")
+        check_cache_room(c, ids_new.shape[1], f"caches[{i}]")
+
+
+def check_generate(model, prompt, n_new, use_cache) -> None:
+    check_lm(model)
+    n_new = check_positive_int("n_new", n_new)
+    check_bool("use_cache", use_cache)
+    check_id_tensor("prompt", prompt, model.E_tok.shape[0], long_only=True)
+    L0 = prompt.shape[1]
+    if L0 + n_new > model.max_len:
+        raise InputError(f"prompt ({L0} tokens) + n_new ({n_new}) = {L0 + n_new} "
+                         f"exceeds the model's max_len = {model.max_len}; use at "
+                         f"most n_new = {max(model.max_len - L0, 0)} or a shorter "
+                         "prompt.")
+
+
+def check_new_caches(B, max_len) -> None:
+    check_positive_int("B", B)
+    if max_len is not None:
+        check_positive_int("max_len", max_len)
 
 
 class KVCache:
@@ -47,7 +255,7 @@ class KVCache:
 
     def __init__(self, B: int, h_kv: int, d_k: int, max_len: int,
                  dtype: torch.dtype = torch.float32):
-        _v.check_kv_cache_sizes(B, h_kv, d_k, max_len, dtype)
+        check_kv_cache_sizes(B, h_kv, d_k, max_len, dtype)
         # (B, h_kv, T_max, d_k) each, filled from position 0 as tokens arrive
         self.K = torch.zeros(B, h_kv, max_len, d_k, dtype=dtype)
         self.V = torch.zeros(B, h_kv, max_len, d_k, dtype=dtype)
@@ -65,7 +273,7 @@ class KVCache:
         They must have the cache's dtype (nothing is cast) and be finite
         unless ``allow_nonfinite=True``.
         """
-        _v.check_append(self, K_new, V_new, allow_nonfinite)
+        check_append(self, K_new, V_new, allow_nonfinite)
         t0, t1 = self.length, self.length + K_new.shape[2]
         self.K[:, :, t0:t1] = K_new
         self.V[:, :, t0:t1] = V_new
@@ -91,7 +299,7 @@ def attention_step(x_new, w: MHAWeights, h: int, h_kv: int, cache: KVCache):
     before the call) and sees keys ``0 .. t0 + i``. ``h_kv = h`` is MHA.
     Returns (B, n, d_model).
     """
-    _v.check_attention_step(x_new, w, h, h_kv, cache)
+    check_attention_step(x_new, w, h, h_kv, cache)
     check_kv_heads(h, h_kv)
     check_weights(w, h, h_kv)
     mask = _step_mask(x_new.shape[1], cache.length)  # (n, t0+n) or None
@@ -113,7 +321,7 @@ def _step_mask(n: int, t0: int):
 def layer_weights(p: dict) -> MHAWeights:
     """The attention weights of one :class:`CausalLM` layer (``W_Q`` ..
     ``W_O``, biases ``b_Q`` .. ``b_O`` where the layer has them)."""
-    _v.check_layer_dict(p)
+    check_layer_dict(p)
     return MHAWeights(**{f.name: p.get(f.name) for f in fields(MHAWeights)})
 
 
@@ -141,7 +349,7 @@ class CausalLM:
     meta: dict = field(default_factory=dict)
 
     def __post_init__(self) -> None:
-        _v.check_causal_lm(self)
+        check_causal_lm(self)
 
     @property
     def d_model(self) -> int:
@@ -170,7 +378,7 @@ class CausalLM:
 
     def new_caches(self, B: int, max_len: int | None = None) -> list[KVCache]:
         """One empty :class:`KVCache` per layer."""
-        _v.check_new_caches(B, max_len)
+        check_new_caches(B, max_len)
         T = self.max_len if max_len is None else max_len
         return [KVCache(B, self.h_kv, self.d_k, T, self.E_tok.dtype)
                 for _ in self.layers]
@@ -181,7 +389,7 @@ def random_causal_lm(vocab: int, d_model: int, h: int, h_kv: int, n_layers: int,
                      dtype: torch.dtype = torch.float32) -> CausalLM:
     """A :class:`CausalLM` with random weights (no attention biases), entries
     ~ N(0, 1/fan_in); LayerNorms start at gamma = 1, beta = 0."""
-    _v.check_random_causal_lm(vocab, d_model, h, h_kv, n_layers, max_len, d_ff,
+    check_random_causal_lm(vocab, d_model, h, h_kv, n_layers, max_len, d_ff,
                               seed, dtype)
     d_k = check_heads(d_model, h)
     check_kv_heads(h, h_kv)
@@ -226,8 +434,8 @@ def from_tiny_model(model) -> CausalLM:
 
 
 def _check_ids(model: CausalLM, ids, t0: int = 0) -> None:
-    _v.check_lm(model)
-    _v.check_lm_ids(model, ids, t0)
+    check_lm(model)
+    check_lm_ids(model, ids, t0)
 
 
 def forward_full(model: CausalLM, ids: torch.Tensor) -> torch.Tensor:
@@ -253,7 +461,7 @@ def forward_cached(model: CausalLM, ids_new: torch.Tensor,
     their keys and values: :func:`forward_full`'s blocks, each given its
     layer's cache. Returns logits (B, n, vocab) for the new tokens.
     """
-    _v.check_forward_cached(model, ids_new, caches)
+    check_forward_cached(model, ids_new, caches)
     t0 = caches[0].length
     n = ids_new.shape[1]
     x = model.E_tok[ids_new] + model.E_pos[t0:t0 + n]  # (B, n, d_model)
@@ -274,7 +482,7 @@ def generate(model: CausalLM, prompt: torch.Tensor, n_new: int,
     every step (:func:`forward_full`). Same tokens either way.
     Shapes: ``prompt`` (B, L0) -> (B, L0 + n_new).
     """
-    _v.check_generate(model, prompt, n_new, use_cache)
+    check_generate(model, prompt, n_new, use_cache)
     ids = prompt
     if not use_cache:
         for _ in range(n_new):

@@ -441,8 +441,8 @@ def mha_core(query, key, value, w: MHAWeights, h, mask=None, *,
 
     Every form of the layer calls it but the loop (the teaching form) and
     the fused fast path, which the tests compare with it. Optional: ``h_kv`` key/value heads
-    (chapter 11; ``None``: ``h_kv = h``), a :class:`~mhacourse.KVCache`
-    ``cache`` the new keys and values join (chapter 15), ``head_mask`` (h,)
+    (chapter 12; ``None``: ``h_kv = h``), a :class:`~mhacourse.KVCache`
+    ``cache`` the new keys and values join (chapter 16), ``head_mask`` (h,)
     or (B, h) scaling each head before ``W_O`` (chapter 4; ``concat`` stays
     unscaled). ``mask``: (B or 1, h or 1, L, S) or (L, S), as
     :func:`combine_masks` returns. ``h`` may be a symbolic size.

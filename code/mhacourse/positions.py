@@ -23,13 +23,110 @@ from __future__ import annotations
 
 import torch
 
-from ._validate_newer import (
-    check_embed_with_positions,
-    check_rotary,
-    check_rotary_angles,
-    check_sinusoidal,
+from ._validate import (
+    InputError,
+    InputTypeError,
+    check_bool,
+    check_finite,
+    check_float_dtype,
+    check_positive_int,
+    check_real,
+    check_size,
+    check_tensor,
+    describe,
 )
 from .block import layer_norm
+
+# --- input checks: the rules of this module's public functions -----------
+
+def check_base(base) -> float:
+    return check_real("base", base, low=1.0, low_open=True, high=1e12,
+                      what="a number > 1 (10000 in the paper)")
+
+
+def check_sinusoidal(L, d_model, base, dtype) -> None:
+    L = check_positive_int("L (positions)", L)
+    d_model = check_positive_int("d_model", d_model)
+    if d_model % 2:
+        raise InputError(f"d_model must be even (sin and cos pairs); got "
+                         f"{d_model}. Use {d_model + 1} or {d_model - 1}.")
+    check_size("sinusoidal_positions (L x d_model)", L * d_model)
+    check_base(base)
+    check_float_dtype("dtype", dtype)
+
+
+def check_positions(positions, L: int | None, *, integer=False,
+                    allow_nonfinite=False) -> None:
+    """A 1-D tensor of positions (with ``L`` entries when given)."""
+    if not isinstance(positions, torch.Tensor):
+        raise InputTypeError(f"positions must be a 1-D torch.Tensor; got "
+                             f"{describe(positions)}. Write torch.tensor(positions) "
+                             "or torch.arange(L).")
+    if positions.dtype == torch.bool or positions.is_complex() or (
+            integer and positions.is_floating_point()):
+        want = "integer row numbers (torch.long)" if integer else "numbers"
+        raise InputError(f"positions must be {want}; got dtype "
+                         f"{str(positions.dtype).replace('torch.', '')}. Pass "
+                         + ("positions.long()." if integer else "positions.float()."))
+    if positions.ndim != 1 or (L is not None and positions.shape[0] != L):
+        want = "(L,)" if L is None else f"(L,) = ({L},)"
+        raise InputError(f"positions must have shape {want}; got "
+                         f"{tuple(positions.shape)}.")
+    if positions.is_floating_point():
+        check_finite("positions", positions, allow_nonfinite)
+
+
+def check_rotary_angles(positions, d, base) -> None:
+    check_positions(positions, None)
+    d = check_even_width("d (head width)", d)
+    check_size("rotary_angles (L x d/2)", positions.numel() * d // 2)
+    check_base(base)
+
+
+def check_even_width(name: str, d) -> int:
+    d = check_positive_int(name, d, 2**20, "memory")
+    if d % 2:
+        raise InputError(f"rotary positions rotate pairs of coordinates, so the "
+                         f"head width {name} must be even; got {d}.")
+    return d
+
+
+def check_rotary(x, positions, base, allow_nonfinite) -> None:
+    check_tensor("x", x, min_ndim=2, legend="(..., L, d) of queries or keys")
+    check_bool("allow_nonfinite", allow_nonfinite)
+    L, d = x.shape[-2:]
+    if L == 0:
+        raise InputError(f"x has no tokens: shape {tuple(x.shape)}; L must be >= 1.")
+    check_even_width("d (x.shape[-1])", d)
+    if positions is not None:
+        check_positions(positions, L)
+    check_base(base)
+    check_finite("x", x, allow_nonfinite)
+
+
+def check_embed_with_positions(input_ids, model, positions, use_positions) -> None:
+    # imported here, not at the top: ``import mhacourse`` loads positions but
+    # not the real model's modules (they load on first use)
+    from .bert import check_ids
+    from .bert_weights import Bert
+
+    if not isinstance(model, Bert):
+        raise InputTypeError(f"model must be a model loaded with "
+                             f"mhacourse.load_model(); got {describe(model)}.")
+    check_ids(input_ids, model.config)
+    check_bool("use_positions", use_positions)
+    if positions is None:
+        return
+    if not use_positions:
+        raise InputError("positions were given but use_positions=False would "
+                         "ignore them: pass one or the other.")
+    check_positions(positions, input_ids.shape[1], integer=True)
+    n = model.E_pos.shape[0]
+    lo, hi = int(positions.min()), int(positions.max())
+    if lo < 0 or hi >= n:
+        raise InputError(f"positions must be rows of the position table, "
+                         f"0..{n - 1}; got values {lo}..{hi} (a negative row "
+                         "would wrap around).")
 
 
 def sinusoidal_positions(L: int, d_model: int, base: float = 10000.0,

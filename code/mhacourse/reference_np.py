@@ -37,8 +37,8 @@ from ._errors import (
 )
 
 
-def _arr(name: str, x, min_ndim: int = 1,
-         allow_nonfinite: bool = False) -> np.ndarray:
+def _check_array(name: str, x, min_ndim: int = 1,
+                 allow_nonfinite: bool = False) -> np.ndarray:
     """``x`` (an array, list or tensor of real numbers) as a float array with
     no NaN or inf (unless ``allow_nonfinite``), or raise
     :class:`~mhacourse.InputError`."""
@@ -132,7 +132,7 @@ def scaled_dot_product_attention(Q, K, V, mask=None):
     Shapes: Q (..., L, d_k), K (..., S, d_k), V (..., S, d_v), mask broadcastable
     to (..., L, S) with ``True`` = blocked.
     """
-    Q, K, V = _arr("Q", Q, 2), _arr("K", K, 2), _arr("V", V, 2)
+    Q, K, V = _check_array("Q", Q, 2), _check_array("K", K, 2), _check_array("V", V, 2)
     if Q.shape[-1] != K.shape[-1] or K.shape[-2] != V.shape[-2]:
         raise InputError(f"need Q (..., L, d_k), K (..., S, d_k), V (..., S, d_v); "
                          f"got {Q.shape}, {K.shape}, {V.shape}.")
@@ -299,9 +299,9 @@ def _check_mha(query, key, value, w, h, attn_mask, key_padding_mask,
         raise InputTypeError(f"w.{missing[0]} must be a (d_model, d_model) array; "
                              "got None (only the biases b_* may be None).")
     arrays = {k: None if getattr(w, k) is None
-              else _arr(f"w.{k}", getattr(w, k), allow_nonfinite=allow_nonfinite)
+              else _check_array(f"w.{k}", getattr(w, k), allow_nonfinite=allow_nonfinite)
               for k in WEIGHT_NAMES}
-    qkv = [_arr(n, t, allow_nonfinite=allow_nonfinite)
+    qkv = [_check_array(n, t, allow_nonfinite=allow_nonfinite)
            for n, t in (("query", query), ("key", key), ("value", value))]
     # NumPy mixes dtypes freely: compute in one (no copy when they agree)
     dtype = np.result_type(*qkv, *(a for a in arrays.values() if a is not None))
@@ -366,7 +366,7 @@ def _additive(mask: np.ndarray) -> np.ndarray:
 def layer_norm(x, gamma, beta, eps: float = 1e-5):
     """Normalise over the last axis (biased variance), then scale and shift."""
 
-    x, gamma, beta = _arr("x", x), _arr("gamma", gamma), _arr("beta", beta)
+    x, gamma, beta = _check_array("x", x), _check_array("gamma", gamma), _check_array("beta", beta)
     check_eps(eps)
     if gamma.shape != x.shape[-1:] or beta.shape != x.shape[-1:]:
         raise InputError(f"gamma and beta must have shape {x.shape[-1:]}, one "

@@ -52,12 +52,156 @@ overall; "a uniformly random distinct word of the prefix" scores 23 % / 17 % /
 """
 from __future__ import annotations
 
+import numbers
 import re
 from dataclasses import dataclass
 
+import numpy as np
 import torch
 
-from . import _validate_tiny as _v
+from ._validate import (
+    InputError,
+    InputTypeError,
+    as_int,
+    check_generator,
+    check_id_tensor,
+    check_positive_int,
+    check_seed,
+    check_size,
+    check_text,
+    describe,
+)
+
+# --- input checks: the rules of this module's public functions -----------
+
+def check_word_list(name: str, words) -> None:
+    if isinstance(words, (str, bytes)) or not isinstance(words, (list, tuple)):
+        raise InputTypeError(f"{name} must be a str or a list of word strings; got "
+                             f"{describe(words)}.")
+    bad = [(i, w) for i, w in enumerate(words) if not isinstance(w, str)]
+    if bad:
+        i, w = bad[0]
+        fix = (" For word ids use tasks.decode(ids)." if isinstance(
+            w, (numbers.Integral, torch.Tensor)) else "")
+        raise InputTypeError(f"{name} must hold strings (words); {name}[{i}] is "
+                             f"{describe(w)}.{fix}")
+
+
+def check_text_or_tokens(text_or_tokens) -> None:
+    if not isinstance(text_or_tokens, str):
+        check_word_list("text_or_tokens", text_or_tokens)
+
+
+def check_decode_ids(ids) -> None:
+    n = len(VOCAB)
+    if isinstance(ids, (torch.Tensor, np.ndarray)):
+        bad_dtype = (ids.dtype == torch.bool or ids.is_floating_point()
+                     or ids.is_complex()) if isinstance(ids, torch.Tensor) else \
+            ids.dtype.kind not in "iu"
+        if bad_dtype:
+            raise InputError(f"ids must be whole-number word ids; got "
+                             f"{describe(ids)}. Pass ids.long().")
+        if ids.ndim != 1:
+            raise InputError(f"ids must be one sequence (1-D); got shape "
+                             f"{tuple(ids.shape)}. For a batch, decode each row.")
+        values = [int(i) for i in ids.tolist()]
+    elif isinstance(ids, (list, tuple)):
+        values = []
+        for i, v in enumerate(ids):
+            values.append(as_int(f"ids[{i}]", v, "a whole-number word id"))
+    else:
+        raise InputTypeError(f"ids must be a list or 1-D tensor of word ids; got "
+                             f"{describe(ids)}.")
+    bad = [v for v in values if not 0 <= v < n]
+    if bad:
+        raise InputError(f"ids must be word ids in 0..{n - 1}; got {bad[:3]} "
+                         "(negative ids would wrap around).")
+
+
+def check_task_config(c) -> None:
+    check_positive_int("L", c.L, 10**5)
+    check_positive_int("n_min", c.n_min)
+    if c.n_min < 2:
+        raise InputError(f"n_min must be at least 2 (a word never follows itself, so "
+                         f"a sequence needs two distinct words); got n_min = {c.n_min}.")
+    check_positive_int("n_max", c.n_max)
+    check_positive_int("vocab_size", c.vocab_size, 10**6)
+    if not c.n_min <= c.n_max <= c.vocab_size:
+        raise InputError(
+            f"need n_min <= n_max <= vocab_size; got n_min = {c.n_min}, "
+            f"n_max = {c.n_max}, vocab_size = {c.vocab_size}.")
+
+
+def check_targets(x) -> None:
+    check_id_tensor("x", x, 2**62, legend="(B, L)", what="word ids")
+
+
+def check_targets_reference(words) -> None:
+    if not isinstance(words, (list, tuple)):
+        raise InputTypeError(f"words must be a list (or tuple) of items; got "
+                             f"{describe(words)}.")
+    try:
+        for w in words:
+            hash(w)
+    except TypeError:
+        raise InputTypeError("words must hold hashable items (words, numbers); got "
+                             f"{describe(w)}.") from None
+
+
+def check_sample(n, cfg, seed, generator) -> None:
+    check_positive_int("n", n, 10**6)
+    if not isinstance(cfg, TaskConfig):
+        raise InputTypeError(f"cfg must be a TaskConfig; got {describe(cfg)}.")
+    check_size("sample (n x vocab_size)", n * max(cfg.vocab_size, cfg.L))
+    if (seed is None) == (generator is None):
+        raise InputError("pass exactly one of seed= and generator=; got "
+                         + ("both." if seed is not None else "neither."))
+    if seed is not None:
+        check_seed("seed", seed)
+    check_generator("generator", generator)
+
+
+def check_data(name, data, cfg=None, *, need_parts=False):
+    """``(x, y, kind)`` from :func:`tasks.sample` (N, L) each, or raise."""
+    if not isinstance(data, (tuple, list)) or len(data) != 3:
+        raise InputTypeError(f"{name} must be (x, y, kind) from tasks.sample(n, "
+                             f"seed=...) or tiny_model.heldout(); got "
+                             f"{describe(data)}.")
+    x, y, kind = data
+    vocab = len(VOCAB) if cfg is None else cfg.vocab_size
+    check_id_tensor(f"{name}: x", x, vocab, legend="(N, L)", what="word ids")
+    if cfg is not None and x.shape[1] > cfg.max_len:
+        raise InputError(f"{name}: x has L = {x.shape[1]} positions; the model "
+                         f"reads at most max_len = {cfg.max_len}.")
+    check_id_tensor(f"{name}: y", y, max(vocab, int(x.max()) + 1), legend="(N, L)",
+                    what="word ids")
+    check_id_tensor(f"{name}: kind", kind, 3, legend="(N, L)",
+                    what="parts (0 not scored, 1 previous, 2 lookup)")
+    if not (x.shape == y.shape == kind.shape):
+        raise InputError(f"{name}: x, y and kind must have one shape (N, L); got "
+                         f"{tuple(x.shape)}, {tuple(y.shape)}, {tuple(kind.shape)}.")
+    y_ref, kind_ref = targets(x)
+    if not torch.equal(kind, kind_ref) or (y is not x and not torch.equal(
+            y[kind != NOT_SCORED], y_ref[kind != NOT_SCORED])):
+        raise InputError(f"{name}: y and kind are not the task's targets of x; the "
+                         "scores would be silently wrong. Use (x, *targets(x)) "
+                         "or tasks.sample(n, seed=...).")
+    if need_parts:
+        for k in (PREVIOUS, LOOKUP):
+            if not bool((kind == k).any()):
+                raise InputError(
+                    f"{name} has no '{KIND_NAMES[k]}' positions: the "
+                    "accuracy on that part would be 0/0 = NaN. Use more "
+                    "sequences (tasks.sample) or the held-out set.")
+    return x, y, kind
+
+
+def check_baselines(x, y, kind) -> None:
+    check_data("(x, y, kind)", (x, y, kind), need_parts=True)
+    if int(y.max()) > int(x.max()):
+        raise InputError("y holds a word that is not in x: baselines need the "
+                         "targets of targets(x).")
+
 
 # --- vocabulary --------------------------------------------------------------
 
@@ -112,7 +256,7 @@ def split_words(text: str) -> list[str]:
     A word may keep an apostrophe inside it: ``"didn't" -> ["didn't"]``.
     ``split_words("The cat sat.") == ["the", "cat", "sat", "."]``.
     """
-    _v.check_text("text", text)
+    check_text("text", text)
     return _TOKEN_RE.findall(text.lower())
 
 
@@ -120,7 +264,7 @@ def word_ids(text_or_tokens) -> list[int]:
     """Word ids of a sentence (a string, or a list of tokens);
     words not in :data:`VOCAB` become ``UNK_ID``. Anything but a string or a
     list of strings (``None``, a number, a list of ids) is refused."""
-    _v.check_text_or_tokens(text_or_tokens)
+    check_text_or_tokens(text_or_tokens)
     tokens = (split_words(text_or_tokens) if isinstance(text_or_tokens, str)
               else list(text_or_tokens))
     return [WORD_TO_ID.get(w, UNK_ID) for w in tokens]
@@ -129,7 +273,7 @@ def word_ids(text_or_tokens) -> list[int]:
 def decode(ids) -> list[str]:
     """Words of a sequence of ids (a list or 1-D tensor, each in
     ``0 .. len(VOCAB) - 1``)."""
-    _v.check_decode_ids(ids)
+    check_decode_ids(ids)
     return [VOCAB[int(i)] for i in ids]
 
 
@@ -151,7 +295,7 @@ class TaskConfig:
     vocab_size: int = len(VOCAB)  # words are drawn from ids 0..vocab_size-1
 
     def __post_init__(self) -> None:
-        _v.check_task_config(self)
+        check_task_config(self)
 
 
 def targets(x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
@@ -161,7 +305,7 @@ def targets(x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
     (``NOT_SCORED`` / ``PREVIOUS`` / ``LOOKUP``). ``y`` is ``0`` where
     ``kind == NOT_SCORED``. See the module docstring for the rule.
     """
-    _v.check_targets(x)
+    check_targets(x)
     return targets_core(x)
 
 
@@ -186,7 +330,7 @@ def targets_reference(words: list) -> list:
     """The same rule as :func:`targets`, written as a plain loop over one
     sequence (any hashable items). Returns ``[(y_t, part name), ...]``, with
     ``(None, "not scored")`` at position 0."""
-    _v.check_targets_reference(words)
+    check_targets_reference(words)
     out = [(None, KIND_NAMES[NOT_SCORED])]
     for t in range(1, len(words)):
         earlier = [j for j in range(t) if words[j] == words[t]]
@@ -204,7 +348,7 @@ def sample(n: int, cfg: TaskConfig = TaskConfig(), seed: int | None = None,
     Pass ``seed`` for a fixed set (the same seed gives the same tensors), or a
     ``generator`` to continue a stream (training batches).
     """
-    _v.check_sample(n, cfg, seed, generator)
+    check_sample(n, cfg, seed, generator)
     g = generator if generator is not None else torch.Generator().manual_seed(seed)
     sizes = torch.randint(cfg.n_min, cfg.n_max + 1, (n,), generator=g)  # (n,)
     # an alphabet per sequence: the first n_i of a random permutation
@@ -228,7 +372,7 @@ def baselines(x: torch.Tensor, y: torch.Tensor, kind: torch.Tensor) -> dict:
     * ``"random prefix word"``: a uniformly random *distinct* word of
       ``x_0 .. x_t`` (expected accuracy).
     """
-    _v.check_baselines(x, y, kind)
+    check_baselines(x, y, kind)
     B, L = x.shape
     prev = torch.cat([x[:, :1], x[:, :-1]], dim=1)  # (B, L)
     tri = torch.ones(L, L, dtype=torch.bool).tril()  # (L, L): j <= t

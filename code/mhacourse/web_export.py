@@ -50,13 +50,80 @@ import numpy as np
 import torch
 from torch import nn
 
-from . import _validate_analysis as _va
 from . import bert, catalogue, explorer, tasks, web_train
 from . import tiny_model as tm
-from ._validate import InputError, InputFileError
-from ._validate_tiny import check_load_tiny, check_quantize, check_tiny_model
+from ._validate import (
+    InputError,
+    InputFileError,
+    InputTypeError,
+    check_bool,
+    check_path,
+    check_positive_int,
+    check_texts,
+    check_writable,
+    describe,
+    write_error,
+)
+from .bert_weights import check_bert, check_bert_model
 from .block import BLOCK_PARAMS, BlockWeights
 from .tiny_model import step as st
+from .tiny_model.files import fingerprint
+from .tiny_model.model import check_tiny_model
+
+# --- input checks: the rules of this module's public functions -----------
+
+def check_load_tiny(h, d_k, trained) -> None:
+    h = check_positive_int("h", h)
+    d_k = check_positive_int("d_k", d_k)
+    check_bool("trained", trained)
+    cells = tiny_cells()
+    if (h, d_k) not in cells:
+        shown = ", ".join(f"{a}x{b}" for a, b in cells)
+        raise InputError(f"there is no tiny model with h = {h}, d_k = {d_k}; the "
+                         f"explorer's models (h x d_k) are: {shown}.")
+
+
+def check_quantize(weights) -> np.ndarray:
+    if (isinstance(weights, torch.Tensor) and weights.is_complex()) or (
+            isinstance(weights, np.ndarray) and weights.dtype.kind == "c"):
+        raise InputError(f"weights must be real numbers in [0, 1]; got "
+                         f"{describe(weights)}.")
+    try:
+        w = np.asarray(weights.detach().cpu().float() if isinstance(
+            weights, torch.Tensor) else weights, dtype=np.float64)
+    except (TypeError, ValueError):
+        raise InputTypeError(f"weights must be an array of numbers in [0, 1]; got "
+                             f"{describe(weights)}.") from None
+    if w.size and not np.isfinite(w).all():
+        raise InputError("weights hold NaN or inf: attention weights must lie in "
+                         "[0, 1] to quantize them.")
+    if w.size and (w.min() < -1e-6 or w.max() > 1 + 1e-6):
+        raise InputError(f"attention weights must lie in [0, 1] to quantize them; "
+                         f"got values {w.min():g}..{w.max():g}.")
+    return w
+
+
+def check_precomputed(sentences) -> None:
+    check_texts("sentences", sentences)
+
+
+def check_export_minilm(path, model) -> None:
+    check_path("path", path)
+    check_bert_model(model)
+
+
+def check_tiny_entry(model, trained, file) -> None:
+    check_tiny_model(model)
+    check_bool("trained", trained)
+    file = check_path("file", file)
+    if not file.is_file():
+        raise InputError(f"file {file} does not exist: export the model first.")
+
+
+def check_build(out, minilm) -> None:
+    check_path("out", out)
+    check_bool("minilm", minilm)
+
 
 # The models the browser explorer offers: mhacourse.catalogue's, in its two
 # modes ("same budget": d_model fixed, h over its divisors; "wider heads": h
@@ -83,7 +150,37 @@ def load_tiny(h: int, d_k: int, trained: bool) -> tm.TinyTransformer:
         raise InputFileError(
             f"{path} is missing: run `python scripts/train_tiny_models.py "
             f"--cells {h}x{d_k}`.")
-    return tm.load(path)
+    model = tm.load(path)
+    check_loaded_tiny(path, model, h, d_k, trained)
+    return model
+
+
+#: What every tiny model of the page shares (the forward graph's sizes).
+FIXED = ("n_layers", "ff_mult", "vocab_size", "max_len")
+
+
+def check_loaded_tiny(path: Path, model: tm.TinyTransformer, h: int, d_k: int,
+                      trained: bool) -> None:
+    """Refuse a file that holds another model than its name says: another
+    (h, d_k), other fixed sizes than the forward graph's, or (by its
+    weights) a trained model under the untrained name or the reverse. The
+    build would write it under the wrong name."""
+    cfg, fix = model.cfg, f"rerun `python scripts/train_tiny_models.py --cells {h}x{d_k}`"
+    if (cfg.h, cfg.d_k) != (h, d_k):
+        raise InputError(f"{path.name} holds a model with h = {cfg.h}, d_k = "
+                         f"{cfg.d_k}, not the h = {h}, d_k = {d_k} its name "
+                         f"says: {fix}.")
+    want = {k: getattr(st.CONFIG, k) for k in FIXED}
+    got = {k: getattr(cfg, k) for k in FIXED}
+    if got != want:
+        raise InputError(f"{path.name} holds a model with {got}; the page's "
+                         f"models have {want}: {fix}.")
+    untrained = fingerprint(model) == fingerprint(tm.TinyTransformer(cfg, catalogue.SEED))
+    if untrained == trained:
+        raise InputError(
+            f"{path.name} (trained = {trained}) holds "
+            + ("the untrained seed-" if untrained else "weights other than the seed-")
+            + f"{catalogue.SEED} initialisation: {fix}.")
 
 
 # ------------------------------------------------------------------ graphs
@@ -95,7 +192,7 @@ class MiniLMGraph(nn.Module):
     sentence: :func:`bert.mean_pool_core` with every token real)."""
 
     def __init__(self, model: bert.Bert):
-        _va.check_bert(model)
+        check_bert(model)
         super().__init__()
         self.bert = model
 
@@ -129,9 +226,11 @@ def write_tiny_weights(model: tm.TinyTransformer, path) -> Path:
     array: each tensor flattened row-major, in
     :func:`~mhacourse.tiny_model.step.param_names` order (the order of the
     ``forward`` graph's weight inputs). The page cuts it with the shapes of
-    the manifest's ``train.params`` (each dimension ``a * d_model + b``)."""
+    the manifest's ``train.params`` (each dimension ``a * d_model + b``).
+    NaN or inf weights are refused (:func:`check_finite_weights`)."""
     check_tiny_model(model)
-    fixed = {k: getattr(st.CONFIG, k) for k in ("n_layers", "ff_mult", "vocab_size", "max_len")}
+    path = check_writable("path", path)
+    fixed = {k: getattr(st.CONFIG, k) for k in FIXED}
     if {k: getattr(model.cfg, k) for k in fixed} != fixed:
         raise InputError(f"model must have the forward graph's {fixed} (only h and d_k "
                          f"may vary); got {model.cfg}.")
@@ -140,17 +239,32 @@ def write_tiny_weights(model: tm.TinyTransformer, path) -> Path:
     assert list(state) == list(shapes), "a tiny model's parameters, in the graphs' order"
     for name, t in state.items():
         assert tuple(t.shape) == tuple(shapes[name]), f"{name}: {tuple(t.shape)}"
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
+    check_finite_weights(state)
     flat = torch.cat([t.detach().reshape(-1) for t in state.values()])  # (n_params,)
-    path.write_bytes(flat.numpy().astype("<f4").tobytes())
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_bytes(flat.numpy().astype("<f4").tobytes())
+    except OSError as e:
+        raise write_error("path", path, e) from None
     return path
+
+
+def check_finite_weights(state: dict) -> None:
+    """Refuse NaN or inf in a tiny model's weights (``state_dict``), naming
+    the first tensor that holds one: the page would draw NaN for it."""
+    for name, t in state.items():
+        bad = ~torch.isfinite(t.detach().float())
+        if bool(bad.any()):
+            raise InputError(
+                f"model weight {name} holds {int(bad.sum())} NaN or inf value(s) "
+                "(a training run that diverged?): the page would compute NaN. "
+                "Retrain the model, or load its last good file.")
 
 
 def export_minilm(path, model: bert.Bert | None = None) -> Path:
     """Write all-MiniLM-L6-v2 as an ONNX graph (:class:`MiniLMGraph`), float32,
     with a dynamic sequence length up to the model's 512 positions."""
-    _va.check_export_minilm(path, model)
+    check_export_minilm(path, model)
     model = bert.load_model() if model is None else model
     cfg = model.config
     L = torch.export.Dim("L", min=1, max=cfg.max_len)
@@ -193,7 +307,7 @@ def minilm_tokenizer_json(model: bert.Bert | None = None) -> dict:
     """MiniLM's own ``tokenizer.json``, with its padding and truncation to 128
     tokens switched off, as :func:`bert.load_model` does (the explorer pads
     nothing and truncates itself, as :func:`bert.tokenize` does)."""
-    _va.check_bert(model, none_ok=True)
+    check_bert(model, none_ok=True)
     model = bert.load_model() if model is None else model
     spec = json.loads((model.path / "tokenizer.json").read_text())
     spec["padding"] = None
@@ -221,7 +335,7 @@ def precomputed_views(sentences=explorer.EXAMPLES) -> dict:
     "minilm": {sentence_index: {...}}}``; each layer's (h, L, L) weights
     :func:`quantize`-d.
     """
-    _va.check_precomputed(sentences)
+    check_precomputed(sentences)
     out: dict = {"sentences": list(sentences), "tiny": {}, "minilm": {}}
     for h, d_k in tiny_cells():
         for trained in (True, False):
@@ -244,7 +358,7 @@ def precomputed_views(sentences=explorer.EXAMPLES) -> dict:
 
 def tiny_entry(model: tm.TinyTransformer, trained: bool, file: Path) -> dict:
     """What the page prints about one tiny model."""
-    _va.check_tiny_entry(model, trained, file)
+    check_tiny_entry(model, trained, file)
     h, d_k = model.cfg.h, model.cfg.d_k
     name = tm.model_name(h, d_k, trained)
     m = explorer.metrics().get(name, {})
@@ -349,13 +463,20 @@ def run_jobs(jobs: list[tuple], workers: int = 2) -> list:
 def build(out: Path, minilm: bool = True, log=print, workers: int = 2) -> dict:
     """Write everything the browser explorer loads into ``out``; return the
     manifest. ``workers`` processes run :func:`export_jobs` (1: all in this
-    process)."""
-    _va.check_build(out, minilm)
-    out = Path(out)
-    (out / "models").mkdir(parents=True, exist_ok=True)
-    (out / "tokenizers").mkdir(parents=True, exist_ok=True)
+    process). An ``out`` that is, or lies under, a regular file is refused
+    before anything is exported; a manifest with a graph missing
+    (:func:`check_train_graphs`) before the weights and the manifest are
+    written."""
+    check_build(out, minilm)
+    out = check_writable("out", out, folder=True)
+    try:
+        (out / "models").mkdir(parents=True, exist_ok=True)
+        (out / "tokenizers").mkdir(parents=True, exist_ok=True)
+    except OSError as e:
+        raise write_error("out", out, e) from None
     results = run_jobs(export_jobs(out, minilm), workers)
     graphs = {value["kind"]: value for key, value in results if key == "train"}
+    check_train_graphs(graphs)
     done = {key: value for key, value in results if key != "train"}
     entries = [_tiny_weights(out, h, d_k, trained)
                for h, d_k in tiny_cells() for trained in (True, False)]
@@ -387,6 +508,29 @@ def build(out: Path, minilm: bool = True, log=print, workers: int = 2) -> dict:
     (out / "manifest.json").write_text(json.dumps(manifest, indent=1))
     log(f"precomputed views: {(out / 'precomputed.js').stat().st_size / 1e6:.2f} MB")
     return manifest
+
+
+def check_train_graphs(graphs) -> None:
+    """Refuse to write a manifest whose ``"train"`` entry lacks a graph of
+    :data:`web_train.STEP_NAMES` (``graphs``: ``{kind: export_job's dict}``,
+    each with ``"file"``, ``"bytes"`` and ``"export_seconds"``): the page
+    would start, then fail to load the missing one."""
+    if not isinstance(graphs, dict):
+        raise InputTypeError(f"graphs must be a dict {{kind: export_job's dict}}; "
+                             f"got {describe(graphs)}.")
+    missing = [k for k in web_train.STEP_NAMES if k not in graphs]
+    if missing:
+        raise InputError(f"graphs has no {missing} graph (of {list(web_train.STEP_NAMES)}): "
+                         "the page could not train; export every graph "
+                         "(web_export.export_jobs).")
+    extra = sorted(set(graphs) - set(web_train.STEP_NAMES), key=str)
+    if extra:
+        raise InputError(f"graphs has graphs the page does not load: {extra}.")
+    for kind, v in graphs.items():
+        keys = ("file", "bytes", "export_seconds")
+        if not isinstance(v, dict) or any(k not in v for k in keys):
+            raise InputError(f"graphs[{kind!r}] must be export_job's dict with "
+                             f"{list(keys)}; got {describe(v)}.")
 
 
 def _layer_tensors(layer: BlockWeights):

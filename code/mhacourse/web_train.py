@@ -71,9 +71,7 @@ import torch
 from torch.fx.experimental.proxy_tensor import make_fx
 
 from . import tasks
-from ._validate import InputError, check_positive_int, describe
-from ._validate_newer import check_bool, check_seed
-from ._validate_tiny import check_path
+from ._validate import InputError, check_bool, check_path, check_positive_int, check_seed, describe
 from .catalogue import BUDGET_D_MODEL, SEED, steps_for
 from .circuits import READOUTS, circuits_core
 from .tiny_model import step as st
@@ -389,7 +387,8 @@ def graph_io(kind: str) -> dict:
     """A graph's inputs and outputs by name, in graph order, less the weights
     and AdamW's moments (``params[].input``, ``m_``/``v_``, ``new_``,
     ``grad_`` of those names): what the page feeds and reads besides them."""
-    _, _, inputs, outputs = graph_functions()[check_kind(kind)]
+    kind = check_kind(kind)
+    _, _, inputs, outputs = graph_functions()[kind]
     weights = {p.replace(".", "_") for p in st.param_names()}
     derived = weights | {f"{a}_{w}" for a in ("m", "v") for w in weights}
     derived |= {f"{a}_{w}" for a in ("new", "grad") for w in derived}

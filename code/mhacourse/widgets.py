@@ -16,9 +16,10 @@ from typing import Callable, Sequence
 
 import ipywidgets as W
 from IPython.display import display
+from traitlets import TraitError, validate
 
 from . import explorer as ex
-from ._validate import InputError, as_int
+from ._validate import InputError, as_int, describe
 from .plotting_html import heads_html, message_html
 
 Option = tuple[str, object]  # (label shown to the reader, value passed to render)
@@ -80,6 +81,33 @@ def _render_view(view) -> str:
     return heads_html(view.weights, view.tokens, view.titles, header=view.header)
 
 
+class LayerDropdown(W.Dropdown):
+    """The explorer's layer control: a ``Dropdown`` that refuses a layer the
+    source lacks (``explorer.layer.value = 7``) with one
+    :class:`~mhacourse.InputError` line, as the explorer's constructor does,
+    instead of traitlets' "Invalid selection"; the control, and the picture,
+    keep the layer they had."""
+
+    @validate("value")
+    def _validate_value(self, proposal):
+        try:
+            return super()._validate_value(proposal)
+        except TraitError:
+            raise InputError(
+                f"layer must be one of {list(self.options)} for this source "
+                f"(layers count from 1); got {describe(proposal.value)}.") from None
+
+    @validate("index")
+    def _validate_index(self, proposal):
+        try:
+            return super()._validate_index(proposal)
+        except TraitError:
+            raise InputError(
+                f"layer.index must be a position 0 to {len(self.options) - 1} in "
+                f"the layers {list(self.options)}; got {describe(proposal.value)}."
+            ) from None
+
+
 class AttentionExplorer:
     """The live explorer (needs a kernel): pick a source, h, d_k, a layer and
     type any sentence; every change recomputes from the package.
@@ -112,8 +140,8 @@ class AttentionExplorer:
                              layout=W.Layout(width="110px"))
         self.d_model = W.IntText(value=0, description="d_model (untrained; 0 = h·d_k)",
                                  style=style, layout=W.Layout(width="260px"))
-        self.layer = W.Dropdown(options=list(layers), value=layer,
-                                description="Layer", style=style)
+        self.layer = LayerDropdown(options=list(layers), value=layer,
+                                   description="Layer", style=style)
         self.text = W.Combobox(value=sentence or ex.EXAMPLES[0], options=list(ex.EXAMPLES),
                                description="Sentence", ensure_option=False, style=style,
                                layout=W.Layout(width="640px"))

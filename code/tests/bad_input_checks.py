@@ -1,4 +1,4 @@
-"""What every bad-input row of test_bad_inputs.py and test_bad_inputs_newer.py
+"""What every bad-input row of test_bad_inputs.py and test_bad_inputs_sequences_models.py
 asserts about the error it raised (one place, so that both files hold the
 package's errors to the same rule)."""
 from __future__ import annotations

@@ -174,7 +174,8 @@ def test_composition_score_bounds():
     s = C.composition_score(A, B)
     assert 0 < s <= 1
     assert C.composition_score(torch.eye(3)[:, :1], torch.eye(3)[:1]) == pytest.approx(1.0)
-    writes, reads = torch.diag(torch.tensor([1.0, 1, 0, 0])), torch.diag(torch.tensor([0.0, 0, 1, 1]))
+    writes = torch.diag(torch.tensor([1.0, 1, 0, 0]))
+    reads = torch.diag(torch.tensor([0.0, 0, 1, 1]))
     assert C.composition_score(writes, reads) == 0.0  # disjoint subspaces
     # two identities on r dimensions: 1 / sqrt(r), the ceiling of flat maps
     assert C.composition_score(torch.eye(4), torch.eye(4)) == pytest.approx(0.5)

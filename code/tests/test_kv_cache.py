@@ -1,6 +1,6 @@
 """The key/value cache (mhacourse.kv_cache): step-by-step decoding equals full
 recomputation for MHA, GQA and MQA, on random models and on the course's
-trained tiny model; memory per token equals chapter 11's formula."""
+trained tiny model; memory per token equals chapter 12's formula."""
 import pytest
 import torch
 

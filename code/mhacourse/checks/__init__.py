@@ -65,9 +65,9 @@ __all__ = [
     # chapters 8-9
     "score_rank_bound", "check_score_rank", "check_batched_heads",
     "check_weights_memory", "check_blockwise_attention",
-    # chapters 10-11
+    # chapters 10 and 12
     "check_layer_norm", "check_pre_ln_block", "check_causal_mask", "check_kv_cache",
-    # chapters 12-15
+    # chapters 13-16
     "check_batch_mask", "check_sinusoidal", "check_cross_attention",
     "check_cached_step",
 ]

@@ -1,4 +1,4 @@
-"""Chapters 10 and 11's checkers: the transformer block and beyond."""
+"""Chapters 10 and 12's checkers: the transformer block and beyond."""
 from __future__ import annotations
 
 import numpy as np

@@ -1,4 +1,4 @@
-"""Chapters 12 to 15's checkers: masks in batches, positions,
+"""Chapters 13 to 16's checkers: masks in batches, positions,
 cross-attention, the key/value cache (sequences as real models meet them)."""
 from __future__ import annotations
 

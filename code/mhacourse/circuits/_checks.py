@@ -8,14 +8,16 @@ import torch
 from .. import tasks
 from .._validate import (
     InputError,
+    check_bool,
     check_head_index,
+    check_nonneg_int,
     check_positive_int,
+    check_real,
+    check_seed,
     check_tensor,
     describe,
 )
-from .._validate_newer import check_bool, check_nonneg_int, check_real, check_seed
-from .._validate_tiny import check_tiny_ids, check_tiny_model
-from ..tiny_model.model import TinyWeights
+from ..tiny_model.model import TinyWeights, check_tiny_ids, check_tiny_model
 
 KIND_WORDS = {"q": "Q", "k": "K", "v": "V"}
 

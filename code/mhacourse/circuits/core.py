@@ -196,7 +196,7 @@ def copying_proxy_core(w: TinyWeights, layer: int, h) -> torch.Tensor:
     return trace / (d_k**0.5 * norm2.sqrt())
 
 
-def repeated_tokens(n: int = REPEAT_N, L: int = tasks.TaskConfig.L,
+def repeated_tokens_core(n: int = REPEAT_N, L: int = tasks.TaskConfig.L,
                     seed: int = REPEAT_SEED,
                     vocab_size: int = len(tasks.VOCAB)) -> torch.Tensor:
     """``n`` sequences of ``L // 2`` distinct random words (never ``[UNK]``),
@@ -211,12 +211,12 @@ def repeated_tokens(n: int = REPEAT_N, L: int = tasks.TaskConfig.L,
 
 
 #: The default test sequences, drawn once (a constant of the traced graph).
-REPEATED = repeated_tokens()
+REPEATED = repeated_tokens_core()
 
 
 def prefix_core(w: TinyWeights, h, ids: torch.Tensor) -> torch.Tensor:
     """Prefix-matching score (Olsson et al. 2022) of every head: on
-    sequences whose second half repeats the first (:func:`repeated_tokens`),
+    sequences whose second half repeats the first (:func:`repeated_tokens_core`),
     the mean attention from each token ``t`` of the second copy to the token
     after its earlier occurrence, ``t - L/2 + 1``.
     Shapes: ``ids`` (N, L) -> (n_layers, h)."""

@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import torch
 
-from .._validate_newer import check_seed
+from .._validate import check_seed
 from ..tiny_model.model import TinyConfig, TinyTransformer
 
 T, POS, R = slice(0, 8), slice(8, 24), slice(24, 32)

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import torch
 
+from ..tiny_model import step as st
 from . import _checks as _c
 from .core import (
     BASELINE_HEADS,
@@ -15,10 +16,9 @@ from .core import (
     circuits_core,
     prefix_core,
     random_factors_core,
-    repeated_tokens,
+    repeated_tokens_core,
 )
 from .matrices import ov_matrix, qk_matrix
-from ..tiny_model import step as st
 
 READOUTS = ("comp_q", "comp_k", "comp_v", "comp_baseline", "prev_band", "copying",
             "prefix")  # circuits_core's outputs, in order
@@ -90,7 +90,7 @@ def repeated_sequences(n: int = REPEAT_N, L: int = 16, seed: int = REPEAT_SEED) 
     earlier occurrence is ``L/2 - 1`` places back, which an induction head
     attends to. Shapes: -> (n, L) int64."""
     _c.check_repeated(n, L, seed)
-    return repeated_tokens(n, L, seed)
+    return repeated_tokens_core(n, L, seed)
 
 
 def prefix_matching_scores(model, ids: torch.Tensor | None = None) -> torch.Tensor:

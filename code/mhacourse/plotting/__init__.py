@@ -4,7 +4,7 @@ never the widgets.
 - :mod:`~mhacourse.plotting.colours` — the colour map, one colour per head,
   text colour on a fill
 - :mod:`~mhacourse.plotting.heatmaps` — attention heatmaps, their text
-  alternative, figures as PNG and HTML (chapters 1, 3, 6, 11, 13, 14)
+  alternative, figures as PNG and HTML (chapters 1, 3, 6, 12, 14, 15)
 - :mod:`~mhacourse.plotting.head_split` — heads as blocks of columns or
   rows (chapters 2, 5, 6)
 - :mod:`~mhacourse.plotting.layer_head_grids` — a model's heads as a
@@ -12,7 +12,7 @@ never the widgets.
 - :mod:`~mhacourse.plotting.charts` — benchmark ratios, accuracy against h
   (chapters 8, 9)
 - :mod:`~mhacourse.plotting.diagrams` — the transformer block, GQA's shared
-  key/value heads (chapters 10, 11)
+  key/value heads (chapters 10, 12)
 
 Colour map: ``viridis`` (perceptually uniform, readable with the common
 colour-vision deficiencies and in greyscale). Every heatmap has a text

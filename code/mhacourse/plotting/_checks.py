@@ -1,5 +1,5 @@
-"""Input checks for the plotting functions (the rules:
-:mod:`mhacourse._validate_newer`): each public entry point calls one function
+"""Input checks for the plotting functions (the general rules:
+:mod:`mhacourse._validate`): each public entry point calls one function
 from here at its top, so bad input gives one :class:`~mhacourse.InputError`
 naming the argument instead of an error from inside matplotlib or NumPy.
 """
@@ -11,10 +11,10 @@ from .._validate import (
     InputError,
     InputTypeError,
     as_int,
+    check_bool,
     check_positive_int,
     describe,
 )
-from .._validate_newer import check_bool
 
 
 def check_matrix(name: str, values, ndim) -> "object":

@@ -1,5 +1,5 @@
 """Diagrams drawn with boxes and arrows: the transformer block (chapter 10)
-and the query heads sharing key/value heads of GQA (chapter 11).
+and the query heads sharing key/value heads of GQA (chapter 12).
 """
 from __future__ import annotations
 

@@ -105,10 +105,14 @@ def install_png_formatter(ip) -> bool:
     return True
 
 
-def png_text_entries(png: bytes) -> dict[str, str]:
-    """The tEXt, zTXt and iTXt entries of a PNG file, as {key: value}."""
+def _check_png(png) -> None:
     if png[:8] != b"\x89PNG\r\n\x1a\n":
         raise InputError("png is not a PNG file (its first 8 bytes are not the PNG signature)")
+
+
+def png_text_entries(png: bytes) -> dict[str, str]:
+    """The tEXt, zTXt and iTXt entries of a PNG file, as {key: value}."""
+    _check_png(png)
     entries, pos = {}, 8
     while pos + 8 <= len(png):
         length, kind = struct.unpack(">I4s", png[pos:pos + 8])
@@ -136,5 +140,6 @@ def png_min_text_px(png: bytes) -> float | None:
     """The smallest text size recorded in a PNG by :func:`png_with_text_size`:
     pixels, or None for a figure with no text. Raises KeyError for a PNG made
     without the entry."""
+    _check_png(png)
     value = png_text_entries(png)[TEXT_PX_KEY]
     return None if value == NO_TEXT else float(value)

@@ -23,7 +23,7 @@ def _head_label(i: int, d_k: int) -> str:
     return f"head {i + 1}" if d_k >= 2 else f"h{i + 1}"
 
 
-def _split_sizes(x, blocks):
+def _check_split_sizes(x, blocks):
     """``x`` (L, d_model) and its head blocks (h, L, d_k) as arrays, with their
     sizes, refusing blocks that do not hold x's entries or too many heads."""
     x, blocks = to_numpy(x), to_numpy(blocks)
@@ -50,7 +50,7 @@ def head_split_figure(x, blocks, title: str | None = None,
     wrong split shows up as colours (and token rows) mixed inside a head.
     Returns the figure.
     """
-    x, blocks, L, d_model, h, L_b, d_k = _split_sizes(x, blocks)
+    x, blocks, L, d_model, h, L_b, d_k = _check_split_sizes(x, blocks)
     where = {}
     for t in range(L):
         for c in range(d_model):
@@ -119,7 +119,7 @@ def head_split_html(x, blocks, title: str = "", arrow_label: str = "") -> str:
 
     ``x`` (L, d_model) with distinct entries; ``blocks`` (h, L, d_k).
     """
-    x, blocks, L, d_model, h, L_b, d_k = _split_sizes(x, blocks)
+    x, blocks, L, d_model, h, L_b, d_k = _check_split_sizes(x, blocks)
     column = {float(x[t, c]): c for t in range(L) for c in range(d_model)}
     if len(column) != x.size:
         raise InputError("the entries of x must be distinct, e.g. torch.arange, "

@@ -13,7 +13,13 @@ from typing import Sequence
 import matplotlib.pyplot as plt
 
 from .._arrays import to_numpy
-from . import _checks as _v
+from ._checks import (
+    check_figure,
+    check_heatmap,
+    check_png_html,
+    check_positive_int,
+    check_top_attended,
+)
 from .colours import CMAP
 
 
@@ -21,7 +27,7 @@ def attention_heatmap(ax, weights, q_tokens: Sequence[str],
                       k_tokens: Sequence[str] | None = None, title: str | None = None,
                       vmax: float = 1.0, annotate: bool = False, colorbar: bool = True):
     """Draw one (L, S) weight matrix: rows are queries, columns are keys."""
-    _v.check_heatmap(weights, q_tokens, k_tokens)
+    check_heatmap(weights, q_tokens, k_tokens)
     w = to_numpy(weights)
     k_tokens = q_tokens if k_tokens is None else k_tokens
     im = ax.imshow(w, cmap=CMAP, vmin=0.0, vmax=vmax, aspect="auto")
@@ -44,8 +50,8 @@ def attention_heatmap(ax, weights, q_tokens: Sequence[str],
 def heads_grid(weights, tokens: Sequence[str], titles: Sequence[str] | None = None,
                ncols: int = 4, suptitle: str | None = None, size: float = 2.6):
     """One heatmap per head. ``weights`` (h, L, L). Returns the figure."""
-    _v.check_heatmap(weights, tokens, None, 3)
-    _v.check_positive_int("ncols", ncols)
+    check_heatmap(weights, tokens, None, 3)
+    check_positive_int("ncols", ncols)
     w = to_numpy(weights)
     h = w.shape[0]
     ncols = min(ncols, h)
@@ -73,7 +79,7 @@ def top_attended(weights, q_tokens: Sequence[str], k_tokens: Sequence[str] | Non
 
     ``weights`` (L, S) for one head or (h, L, S) for several.
     """
-    _v.check_top_attended(weights, q_tokens, k_tokens, queries)
+    check_top_attended(weights, q_tokens, k_tokens, queries)
     w = to_numpy(weights)
     k_tokens = q_tokens if k_tokens is None else k_tokens
     if w.ndim == 2:
@@ -90,7 +96,7 @@ def top_attended(weights, q_tokens: Sequence[str], k_tokens: Sequence[str] | Non
 
 def figure_png(fig, dpi: int = 80) -> bytes:
     """Render a figure to PNG bytes and close it (for widgets and slides)."""
-    _v.check_figure(fig, dpi)
+    check_figure(fig, dpi)
     buf = io.BytesIO()
     fig.savefig(buf, format="png", dpi=dpi, bbox_inches="tight")
     plt.close(fig)
@@ -99,7 +105,7 @@ def figure_png(fig, dpi: int = 80) -> bytes:
 
 def png_html(png: bytes, alt: str, caption: str = "") -> str:
     """An ``<img>`` with alt text (and an optional caption) as an HTML string."""
-    _v.check_png_html(png, alt, caption)
+    check_png_html(png, alt, caption)
     src = "data:image/png;base64," + base64.b64encode(png).decode("ascii")
     cap = f"<div class='mha-caption'>{html.escape(caption)}</div>" if caption else ""
     return (f"<img src='{src}' alt='{html.escape(alt, quote=True)}' "

@@ -10,16 +10,16 @@ from __future__ import annotations
 import torch
 
 from .. import tasks
-from .._validate_tiny import (
+from ..masks import causal_mask
+from ._checks import (
     check_attention_on,
-    check_data,
     check_head_roles,
     check_head_scores,
     check_heldout,
     check_scores_defined,
     check_statistics_inputs,
+    check_uniform_statistics,
 )
-from ..masks import causal_mask
 from .model import TinyTransformer
 
 STATISTICS = ("previous", "induction", "duplicate", "self", "first")
@@ -113,8 +113,7 @@ def roles_core(table: torch.Tensor, threshold: float = 0.5):
 def uniform_statistics(data=None) -> dict:
     """:func:`task_attention_statistics` of a head that gives each of the ``t + 1``
     visible positions weight ``1 / (t + 1)``: the level "no preference"."""
-    if data is not None:
-        check_data("data", data)
+    check_uniform_statistics(data)
     x, _, kind = heldout() if data is None else data
     L = x.shape[1]
     A = (~causal_mask(L)).float()  # (L, L)

@@ -11,17 +11,16 @@ from pathlib import Path
 import torch
 from torch import nn
 
-from .._validate import InputError
-from .._validate_tiny import (
+from .._validate import InputError, check_writable, write_error
+from ._checks import (
     check_init_meta,
     check_model_name,
     check_model_tensors,
     check_save,
-    check_tiny_model,
     model_config_from,
     read_model_file,
 )
-from .model import TinyTransformer
+from .model import TinyTransformer, check_tiny_model
 
 
 def model_name(h: int, d_k: int, trained: bool = True) -> str:
@@ -56,9 +55,8 @@ def save(model: TinyTransformer, path, dtype: torch.dtype = torch.float16,
     """
     from safetensors.torch import save_file  # optional dependency (notebook extra)
 
+    path = check_writable("path", path)
     check_save(model, path, dtype, extra, init_seed)
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
     meta = {"config": json.dumps(asdict(model.cfg)),
             "extra": json.dumps(extra or {})}
     if init_seed is None:
@@ -70,8 +68,12 @@ def save(model: TinyTransformer, path, dtype: torch.dtype = torch.float16,
                              f"TinyTransformer(cfg, seed={init_seed}) (trained?).")
         tensors = {}
         meta.update(init_seed=str(init_seed), fingerprint=fingerprint(model))
-    save_file(tensors, str(path), metadata=meta)
-    path.chmod(0o644)  # safetensors writes 0600; these files are for readers
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        save_file(tensors, str(path), metadata=meta)
+        path.chmod(0o644)  # safetensors writes 0600; these files are for readers
+    except OSError as e:
+        raise write_error("path", path, e) from None
     return path
 
 

@@ -25,9 +25,18 @@ import torch
 from torch import nn
 
 from .. import tasks
-from .._validate import InputError, check_positive_int, describe
-from .._validate_newer import check_bool, check_nonneg_int, check_seed
-from .._validate_tiny import check_tiny_config, check_tiny_ids, check_tiny_init
+from .._validate import (
+    InputError,
+    InputTypeError,
+    check_bool,
+    check_id_tensor,
+    check_nonneg_int,
+    check_positive_int,
+    check_real,
+    check_seed,
+    check_size,
+    describe,
+)
 from ..block import BLOCK_PARAMS, BlockWeights, TransformerBlock, block_core, layer_norm_core
 from ..masks import causal_core
 from ..multihead import MHAWeights
@@ -43,6 +52,57 @@ def default_peak_lr(d_model):
     ``1e-2 * sqrt(32 / d_model)``, tuned on the task (at d_model 256, 1e-2
     never learns the lookup)."""
     return 1e-2 * (32 / d_model) ** 0.5
+
+
+# --- input checks: a TinyConfig, a TinyTransformer and their ids (the
+# rest of tiny_model's rules: tiny_model/_checks.py) --------------------
+
+def check_tiny_model(model, name: str = "model") -> None:
+    if not isinstance(model, TinyTransformer):
+        raise InputTypeError(f"{name} must be a tiny_model.TinyTransformer (made "
+                             f"with TinyTransformer(cfg) or tiny_model.load); got "
+                             f"{describe(model)}.")
+
+
+def check_tiny_config(cfg) -> None:
+    for name in ("h", "d_k", "n_layers", "ff_mult", "vocab_size", "max_len",
+                 "batch"):
+        check_positive_int(name, getattr(cfg, name))
+    if cfg.lr is not None:
+        check_real("lr", cfg.lr, low=0.0, low_open=True, high=1.0,
+                   what="a learning rate > 0, or None")
+    check_nonneg_int("warmup", cfg.warmup)
+    check_real("weight_decay", cfg.weight_decay, low=0.0)
+    d = cfg.h * cfg.d_k
+    n = (2 * cfg.vocab_size + cfg.max_len) * d + cfg.n_layers * (
+        4 * d * d + 2 * d * d * cfg.ff_mult)
+    check_size("TinyConfig (parameters)", n)
+
+
+def check_tiny_init(cfg, seed) -> None:
+    if not isinstance(cfg, TinyConfig):
+        raise InputTypeError(f"cfg must be a TinyConfig (tiny_model.TinyConfig(h=4, "
+                             f"d_k=8)); got {describe(cfg)}.")
+    check_seed("seed", seed)
+
+
+def check_tiny_ids(cfg, ids, return_attention) -> None:
+    if not isinstance(ids, torch.Tensor):
+        raise InputTypeError(f"ids must be a (B, L) torch.Tensor of word ids; got "
+                             f"{describe(ids)}. Use torch.tensor([tasks.word_ids("
+                             "text)]).")
+    if ids.ndim != 2:
+        raise InputError(f"ids must be (B, L) word ids; got shape "
+                         f"{tuple(ids.shape)} (one sequence: ids[None]).")
+    B, L = ids.shape
+    if not 1 <= L <= cfg.max_len:
+        raise InputError(f"sequence length must be 1..{cfg.max_len} (learned "
+                         f"positions); got L = {L} (ids shape {tuple(ids.shape)}).")
+    if B == 0:
+        raise InputError("ids has no sequences (B = 0); give at least one.")
+    check_id_tensor("ids", ids, cfg.vocab_size, what="word ids")
+    check_bool("return_attention", return_attention)
+
 
 
 @dataclass(frozen=True)

@@ -30,8 +30,7 @@ import torch
 from torch.func import grad_and_value
 
 from .. import tasks
-from .._validate import InputError, InputTypeError, describe
-from .._validate_newer import check_real
+from .._validate import InputError, InputTypeError, check_real, describe
 from .analysis import STATISTICS  # noqa: F401 (the order of the stats columns)
 from .model import (  # noqa: F401 (the initial weights: step.init_core, as the page's)
     POOL_SEED,

@@ -10,9 +10,9 @@ import torch
 import torch.nn.functional as F
 
 from .. import tasks
-from .._validate_newer import check_bool, check_nonneg_int, check_seed
-from .._validate_tiny import check_evaluate, check_loss_fn, check_train
+from .._validate import check_bool, check_nonneg_int, check_seed
 from ..cost import n_params
+from ._checks import check_evaluate, check_loss_fn, check_train
 from .analysis import (  # noqa: F401 (HELDOUT_*: the held-out set's, named here too)
     HELDOUT_N,
     HELDOUT_SEED,
@@ -105,7 +105,7 @@ def lr_factor(s: torch.Tensor, steps: torch.Tensor, warmup) -> torch.Tensor:
     return torch.where(s < warm, rising, falling)
 
 
-def role_names(role, named) -> list[list[str]]:
+def _role_names(role, named) -> list[list[str]]:
     """:func:`read_out_core`'s ``role`` and ``named`` (n_layers, h) as
     :func:`~mhacourse.tiny_model.analysis.head_roles` names them."""
     return [[STATISTICS[i] if ok else "mixed" for i, ok in zip(r, n)]
@@ -122,7 +122,7 @@ def _record(model, step: int, losses: list, data) -> dict:
     overall, previous, lookup = accuracy.tolist()
     return {"step": step, "accuracy": overall, "previous": previous,
             "lookup": lookup, "loss": sum(losses) / len(losses),
-            "roles": role_names(role, named)}
+            "roles": _role_names(role, named)}
 
 
 def train(cfg: TinyConfig, steps: int, seed: int = 0, data_seed: int = 0,
@@ -142,7 +142,7 @@ def train(cfg: TinyConfig, steps: int, seed: int = 0, data_seed: int = 0,
     ``eval_every`` > 0, ``metrics["history"]`` lists, every ``eval_every``
     steps, ``{step, accuracy, previous, lookup, loss, roles}``: the held-out
     (or ``eval_data``) accuracies, the mean loss since the last entry, and
-    each head's role (:func:`role_names`).
+    each head's role (:func:`_role_names`).
     Deterministic on the CPU for a given torch version and thread count.
     """
     check_train(cfg, steps, seed, task, log_every, eval_data)

@@ -1,4 +1,6 @@
-"""Random arguments for the newer modules' public functions (issue 23):
+"""Random arguments for the public functions of the sequence modules
+(batching, positions, decoder, kv_cache) and the models' (tasks,
+tiny_model, web_export):
 each argument is drawn from good values and a pool of bad ones (None,
 strings, bools, NaN/inf, negative and huge numbers, lists, NumPy arrays,
 tensors of the wrong dtype or shape, with NaN).

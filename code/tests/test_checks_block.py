@@ -1,4 +1,4 @@
-"""The checkers of chapters 10 and 11 name each mistake they are built for."""
+"""The checkers of chapters 10 and 12 name each mistake they are built for."""
 import pytest
 import torch
 

@@ -1,7 +1,7 @@
-"""Bad inputs to the modules written after the core (issue 23): chapters
-12-15's ``batching``, ``positions``, ``decoder``, ``kv_cache``; ``tiny_model``
-(config, model, files, analysis, training); ``web_export``'s loader;
-``tasks``; and the plain raises of ``head_analysis`` and ``plotting``.
+"""Bad inputs to the sequence modules (chapters 13-16's ``batching``,
+``positions``, ``decoder``, ``kv_cache``) and the models' (``tiny_model``
+(config, model, files, analysis, training), ``web_export``'s loader,
+``tasks``); and the plain raises of ``head_analysis`` and ``plotting``.
 
 Each row must raise the package's own error (the InputError family) from
 the package's code, in one line that names the argument; a good call of the
