@@ -304,12 +304,12 @@ TOP_PARAMS = ("W_E", "W_pos", "gamma_f", "beta_f", "W_U")  # outside the blocks
 def noise_pool(size: int = POOL_SIZE, seed: int = POOL_SEED) -> torch.Tensor:
     """``size`` standard normals from ``torch.Generator().manual_seed(seed)``,
     rounded to float16 (the page loads them as float16). Shapes: (size,).
-    Drawn once per process; read it, never write into it."""
+    Drawn once per process; each call returns a copy."""
     size = check_positive_int("size", size, 2**24, "memory")
     if size & (size - 1):
         raise InputError(f"size must be a power of 2 (init_core wraps its reads "
                          f"around the pool with odd strides); got {size}.")
-    return _noise_pool(size, check_seed("seed", seed))
+    return _noise_pool(size, check_seed("seed", seed)).clone()  # 1 MB: a copy
 
 
 @functools.cache
