@@ -52,7 +52,7 @@ def size(page, i, h, d_k):
 
 def steps_per_second(page, h, d_k, steps=100):
     box = size(page, 0, h, d_k)
-    page.evaluate("n => mhaTrainer.panels[0].worker.postMessage({type: 'steps', steps: n})", steps)
+    page.evaluate("n => mhaTrainer.panels[0].worker.steps(n)", steps)
     box.locator(".mha-train-go").click()
     page.wait_for_function("mhaTrainer.panels[0].state === 'done'", timeout=600_000)
     return page.evaluate("mhaTrainer.panels[0].stepsPerSecond")
@@ -103,7 +103,7 @@ def main() -> int:
             bytes: e.encodedBodySize || 0}))""")
         train_files = [e for e in worker if "/train/" in e["name"] or "/ort/" in e["name"]]
         page_files = [e for e in own if any(k in e["name"] for k in
-                      ("trainer.js", "train-worker.js", "manifest.js", "engine.js",
+                      ("trainer.js", "trainer-client.js", "trainer-draw.js", "train-worker.js", "manifest.js", "engine.js",
                        "tokenizers/", "explorer.css"))]
         result["bytes"] = {
             "worker": sum(e["bytes"] for e in train_files),

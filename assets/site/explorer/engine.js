@@ -56,16 +56,29 @@
       var spec = await Promise.all([fetchJSON(DATA + "tokenizers/" + t.file),
         fetchJSON(DATA + "tokenizers/" + t.config)]);
       tokenizers.tiny = new Tokenizer(spec[0], spec[1]);
+      await session("train/" + manifest.train.graphs.forward.file); // every tiny model runs it
       return true;
     })();
     return started;
   }
 
-  function session(file) { // a path under explorer-data/
+  // A graph under explorer-data/, loaded once. Fetched here, not by
+  // onnxruntime, so that a failure names the file and what went wrong
+  // (onnxruntime says "failed to load external data file" for a 404).
+  function session(file) {
     if (!sessions[file]) {
-      sessions[file] = ort.InferenceSession.create(DATA + file, {
-        executionProviders: ["wasm"], graphOptimizationLevel: "all",
-      }).catch(function (e) { delete sessions[file]; throw e; });
+      var name = file.split("/").pop();
+      sessions[file] = fetch(DATA + file).then(function (r) {
+        if (!r.ok) { throw new Error("could not load " + name + " (HTTP " + r.status + ")"); }
+        return r.arrayBuffer();
+      }, function () {
+        throw new Error("could not load " + name + " (no answer from the server)");
+      }).then(function (buf) {
+        return ort.InferenceSession.create(new Uint8Array(buf), {
+          executionProviders: ["wasm"], graphOptimizationLevel: "all",
+        }).catch(function () { throw new Error(name + " is not a model onnxruntime can read (a damaged file)"); });
+      });
+      sessions[file].catch(function () { delete sessions[file]; });
     }
     return sessions[file];
   }
@@ -88,6 +101,18 @@
     var tokens = enc.tokens.slice(0, keep);
     var unk = tokens.filter(function (x) { return x === t.unk; }).length;
     return { ids: ids, tokens: tokens, total: n, kept: keep, unk: unk };
+  }
+
+  // Why a tiny model cannot read this text, or null: no words at all, or
+  // none that its word list knows (a right-to-left script, emoji, ...). The
+  // explorer and the trainer both refuse with this line.
+  function tinyRefusal(tok) {
+    if (tok.kept === 0) { return "Type a sentence: no words were found in the text."; }
+    if (tok.unk === tok.kept) {
+      return "None of these words is in the tiny models' vocabulary (" + tok.kept +
+        " tokens, all [UNK]): they know only the English word list of their task; try an example sentence.";
+    }
+    return null;
   }
 
   // The tiny model's forward pass on word ids, for any weights: params is
@@ -224,7 +249,7 @@
   }
 
   window.mhaEngine = {
-    start: start, tiny: tiny, tinyText: tinyText, forwardWith: forwardWith, minilm: minilm,
+    start: start, tiny: tiny, tinyRefusal: tinyRefusal, tinyText: tinyText, forwardWith: forwardWith, minilm: minilm,
     loadMiniLM: loadMiniLM,
     tokenizeTiny: function (t) { return start().then(function () { return tokenizeTiny(t); }); },
     tokenizeMiniLM: function (t) { return loadMiniLM().then(function () { return tokenizeMiniLM(t); }); },

@@ -29,9 +29,14 @@ let run = null; // the one model this worker trains
 
 function post(msg, transfer) { self.postMessage(msg, transfer || []); }
 
+// A failure to load what training needs (a graph, the data): the page says
+// so, and what to do, instead of "training stopped".
+class LoadError extends Error {}
+
 async function fetchBytes(file) {
-  const r = await fetch(DATA + file);
-  if (!r.ok) { throw new Error("could not load " + file + " (HTTP " + r.status + ")"); }
+  let r;
+  try { r = await fetch(DATA + file); } catch (e) { throw new LoadError("could not load " + file + " (no answer from the server)"); }
+  if (!r.ok) { throw new LoadError("could not load " + file + " (HTTP " + r.status + ")"); }
   return new Uint8Array(await r.arrayBuffer());
 }
 
@@ -44,7 +49,7 @@ function boot(base, manifest) {
 async function start(base, manifest) {
   T = manifest.train;
   DATA = base + "explorer-data/train/";
-  ort = await import(base + "ort/ort.wasm.min.mjs");
+  try { ort = await import(base + "ort/ort.wasm.min.mjs"); } catch (e) { throw new LoadError("could not load onnxruntime (ort.wasm.min.mjs)"); }
   ort.env.wasm.numThreads = 1; // no SharedArrayBuffer needed
   ort.env.wasm.proxy = false;
   ort.env.wasm.wasmPaths = base + "ort/";
@@ -52,8 +57,12 @@ async function start(base, manifest) {
   const names = ["init", "step", "evaluate"]; // `forward` runs in the page
   const bytes = await Promise.all(names.map((k) => fetchBytes(T.graphs[k].file)));
   for (let i = 0; i < names.length; i++) {
-    sessions[names[i]] = await ort.InferenceSession.create(bytes[i], {
-      executionProviders: ["wasm"], graphOptimizationLevel: "all", logSeverityLevel: 3 });
+    try {
+      sessions[names[i]] = await ort.InferenceSession.create(bytes[i], {
+        executionProviders: ["wasm"], graphOptimizationLevel: "all", logSeverityLevel: 3 });
+    } catch (e) {
+      throw new LoadError(T.graphs[names[i]].file + " is not a model onnxruntime can read (a damaged file)");
+    }
   }
   for (const k of Object.keys(T.data)) {
     const b = await fetchBytes(T.data[k].file);
@@ -147,6 +156,11 @@ async function train() {
   run.running = true;
   post({ type: "state", state: "running" });
   let losses = [], t0 = performance.now(), s0 = run.s;
+  const progress = () => {
+    postWithWeights({ type: "progress", step: run.s, steps: run.steps, losses: losses,
+      stepsPerSecond: (run.s - s0) / ((performance.now() - t0) / 1000) });
+    losses = [];
+  };
   while (run.running && run.s < run.steps) {
     const r = await step();
     if (r.diverged) {
@@ -157,16 +171,13 @@ async function train() {
     }
     losses.push(r.loss);
     const done = run.s >= run.steps;
-    if (run.s % run.drawEvery === 0 || done) {
-      postWithWeights({ type: "progress", step: run.s, steps: run.steps, losses: losses,
-        stepsPerSecond: (run.s - s0) / ((performance.now() - t0) / 1000) });
-      losses = [];
-    }
+    if (run.s % run.drawEvery === 0 || done) { progress(); }
     if (run.s % run.evalEvery === 0 || done) { await evaluate(); }
     await yieldToMessages();
   }
   const finished = run.s >= run.steps;
   run.running = false;
+  if (losses.length) { progress(); } // paused between two copies: the page is at run.s too
   postWithWeights({ type: "state", state: finished ? "done" : "paused", step: run.s });
 }
 
@@ -203,6 +214,7 @@ async function handle(msg) {
     else if (msg.type === "poison") { run.params[0].data[0] = Infinity; } // tests: divergence
   } catch (err) {
     if (run) { run.running = false; }
-    post({ type: "error", message: String(err && err.message ? err.message : err) });
+    post({ type: "error", message: String(err && err.message ? err.message : err),
+      stage: err instanceof LoadError ? "load" : msg.type });
   }
 }

@@ -1,0 +1,134 @@
+// The trainer's drawing: the loss curve, every head's attention on the
+// sentence, and the read-outs (held-out accuracy, each head's role). It
+// reads a panel (trainer.js) and draws into its elements; it sends nothing
+// to the worker and keeps no state of its own beyond the head canvases.
+// Every function takes Q, the panel it draws into.
+(function () {
+  "use strict";
+  var P = window.mhaTrainerParts = window.mhaTrainerParts || {};
+  var ROLE_NAMES = { previous: "previous token", induction: "induction", duplicate: "duplicate token",
+    self: "self", first: "first token", mixed: "mixed" };
+  P.ROLE_NAMES = ROLE_NAMES;
+
+  function el(tag, attrs, children) {
+    var e = document.createElement(tag);
+    Object.keys(attrs || {}).forEach(function (k) {
+      if (k === "text") { e.textContent = attrs[k]; } else if (k === "class") { e.className = attrs[k]; } else { e.setAttribute(k, attrs[k]); }
+    });
+    (children || []).forEach(function (c) { if (c) { e.appendChild(typeof c === "string" ? document.createTextNode(c) : c); } });
+    return e;
+  }
+  P.el = el;
+
+  // The loss over the steps so far (x: steps of the whole run).
+  function chart(Q) {
+    var c = Q.chart, g = c.getContext("2d"), W = c.width, H = c.height, pad = 30;
+    g.clearRect(0, 0, W, H);
+    g.fillStyle = getComputedStyle(c).color || "#222";
+    g.font = "11px sans-serif";
+    g.fillText("loss", 2, 12);
+    var n = Q.losses.length, steps = (Q.config && Q.config.steps) || 1;
+    c.hidden = !n; // no empty axes before the first step
+    if (!n) { c.setAttribute("aria-label", "Training loss: no steps yet"); return; }
+    var top = Math.max.apply(null, Q.losses.slice(0, Math.min(n, 50)).concat([1]));
+    g.strokeStyle = "#888";
+    g.beginPath(); g.moveTo(pad, 4); g.lineTo(pad, H - 16); g.lineTo(W - 4, H - 16); g.stroke();
+    g.fillText(top.toFixed(1), 2, 24); g.fillText("0", 18, H - 16); g.fillText("step " + steps, W - 60, H - 3);
+    g.strokeStyle = "#1f77b4"; g.lineWidth = 1.5;
+    g.beginPath();
+    for (var i = 0; i < n; i++) {
+      var x = pad + (W - pad - 4) * (i + 1) / steps, y = (H - 16) - (H - 20) * Math.min(Q.losses[i], top) / top;
+      if (i === 0) { g.moveTo(x, y); } else { g.lineTo(x, y); }
+    }
+    g.stroke();
+    c.setAttribute("aria-label", "Training loss over " + n + " steps: from " + Q.losses[0].toFixed(2) +
+      " to " + Q.losses[n - 1].toFixed(2) + ".");
+  }
+
+  // The held-out accuracy and each head's role, from one evaluation.
+  function readouts(Q, e) {
+    var a = e.accuracy;
+    Q.accuracy.textContent = "Held-out accuracy after " + e.step + " steps: " + (100 * a[0]).toFixed(1) +
+      "% (previous word " + (100 * a[1]).toFixed(1) + "%, lookup " + (100 * a[2]).toFixed(1) + "%).";
+    var parts = [];
+    Q.roleNames.forEach(function (row, l) {
+      row.forEach(function (name, i) { parts.push("L" + (l + 1) + "H" + (i + 1) + " " + ROLE_NAMES[name]); });
+    });
+    Q.roles.textContent = "Roles (head_roles, held-out set): " + parts.join(", ") + ".";
+    titles(Q);
+  }
+
+  // The canvases of the heads' pictures: made when the number of heads or
+  // tokens changes, or when they are no longer in the box (Reset empties it).
+  function grids(Q, h, L, layers, cell) {
+    var G = Q.grids;
+    if (G && G.h === h && G.L === L && G.canvases.every(function (c) { return Q.heads.contains(c); })) {
+      return G;
+    }
+    Q.heads.textContent = "";
+    G = Q.grids = { h: h, L: L, canvases: [], titles: [] };
+    for (var l = 0; l < layers; l++) {
+      var row = el("div", { class: "mha-train-layer" }, [el("span", { class: "mha-train-layer-name", text: "Layer " + (l + 1) })]);
+      for (var i = 0; i < h; i++) {
+        var cv = el("canvas", { width: String(L * cell), height: String(L * cell), role: "img" });
+        var title = el("span", { class: "mha-train-head-title" });
+        row.appendChild(el("figure", { class: "mha-train-head" }, [cv, title]));
+        G.canvases.push(cv); G.titles.push(title);
+      }
+      Q.heads.appendChild(row);
+    }
+    return G;
+  }
+
+  // Every head's attention, (h, L, L) row-major per layer, as a heatmap.
+  function heads(Q, msg) {
+    var CMAP = window.mhaExplorerColormap;
+    var L = msg.L, h = msg.h, cell = Math.max(5, Math.floor(96 / L));
+    var finite = msg.attn.every(function (A) { return A.every(Number.isFinite); });
+    if (!finite) { // never draw NaN: say so, and show no picture
+      Q.heads.hidden = true;
+      Q.sentenceNote.textContent = "The model's attention on this sentence is not a number at step " + msg.step +
+        " (its weights diverged): nothing to draw.";
+      return;
+    }
+    var G = grids(Q, h, L, msg.attn.length, cell);
+    Q.heads.hidden = false;
+    for (var layer = 0; layer < msg.attn.length; layer++) {
+      var A = msg.attn[layer];
+      for (var head = 0; head < h; head++) {
+        var canvas = G.canvases[layer * h + head], g = canvas.getContext("2d");
+        var img = g.createImageData(L * cell, L * cell);
+        for (var q = 0; q < L; q++) {
+          for (var k = 0; k < L; k++) {
+            var w = A[head * L * L + q * L + k], rgb = CMAP[Math.max(0, Math.min(255, Math.round(255 * w)))];
+            for (var dy = 0; dy < cell; dy++) {
+              for (var dx = 0; dx < cell; dx++) {
+                var o = 4 * ((q * cell + dy) * L * cell + k * cell + dx);
+                img.data[o] = rgb[0]; img.data[o + 1] = rgb[1]; img.data[o + 2] = rgb[2]; img.data[o + 3] = 255;
+              }
+            }
+          }
+        }
+        g.putImageData(img, 0, 0);
+      }
+    }
+    Q.lastAttention = msg;
+    titles(Q);
+  }
+
+  // Each head's title and text alternative: its place and its role.
+  function titles(Q) {
+    var G = Q.grids;
+    if (!G) { return; }
+    var toks = (Q.probeTokens || []).join(" ");
+    G.titles.forEach(function (t, k) {
+      var l = Math.floor(k / G.h), i = k % G.h;
+      var role = Q.roleNames && Q.roleNames[l] ? Q.roleNames[l][i] : null;
+      t.textContent = "L" + (l + 1) + "H" + (i + 1) + (role && role !== "mixed" ? " · " + ROLE_NAMES[role] : "");
+      G.canvases[k].setAttribute("aria-label", "Layer " + (l + 1) + ", head " + (i + 1) +
+        (role ? ", role " + ROLE_NAMES[role] : "") + ": attention of each token of \"" + toks + "\" (rows) to the tokens before it (columns).");
+    });
+  }
+
+  P.draw = { chart: chart, readouts: readouts, heads: heads, titles: titles };
+})();
