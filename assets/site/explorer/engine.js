@@ -117,14 +117,23 @@
 
   // The tiny model's forward pass on word ids, for any weights: params is
   // one {data: Float32Array, dims} per manifest.train.params entry, in that
-  // order; h the number of heads. Returns every layer's attention, (h, L, L)
+  // order; h the number of heads; opts.mask (n_layers * h, 1 keep, 0 off)
+  // and opts.layerOn (n_layers), when the graph takes them. Returns every layer's attention, (h, L, L)
   // row-major. Runs are queued: one session runs one call at a time.
   var queue = Promise.resolve();
-  async function forwardWith(params, h, ids) {
+  async function forwardWith(params, h, ids, opts) {
     await start();
     var T = manifest.train;
     var s = await session("train/" + T.graphs.forward.file);
     var feeds = { ids: int64(ids), heads: new ort.Tensor("float32", new Float32Array(h), [h]) };
+    // some heads switched off, some layers skipped (inputs of a build that has them)
+    var mask = opts && opts.mask, layerOn = opts && opts.layerOn;
+    if (s.inputNames.indexOf("head_mask") >= 0) {
+      feeds.head_mask = new ort.Tensor("float32", mask || new Float32Array(T.n_layers * h).fill(1), [T.n_layers, h]);
+    }
+    if (s.inputNames.indexOf("layer_on") >= 0) {
+      feeds.layer_on = new ort.Tensor("float32", layerOn || new Float32Array(T.n_layers).fill(1), [T.n_layers]);
+    }
     T.params.forEach(function (p, i) {
       feeds[p.input] = new ort.Tensor("float32", params[i].data, params[i].dims);
     });

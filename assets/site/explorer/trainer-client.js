@@ -1,15 +1,24 @@
-// The trainer's worker client: the one place that knows the messages the
-// page and the training worker (train-worker.js) exchange. The panel
-// (trainer.js) calls the methods; what the worker answers comes back as
-// calls to the handlers it gave (on.ready, on.progress, on.eval, on.state,
-// on.error, on.crash).
+// The trainer's worker clients: the one place that knows the messages the
+// page and its two workers exchange. The panel (trainer.js) calls the
+// methods.
 //
-// Page -> worker:  setup {base, manifest, h, d_k, seed, steps, evalEvery,
-//                  drawEvery, key} | train | pause | weights | resources |
-//                  steps {steps} (tests: a short run) | poison (tests: a
-//                  non-finite weight)
-// Worker -> page:  ready | progress | eval | state | error {message, stage}
-//                  | weights | resources (the last two answer a request)
+// Client, the training worker (train-worker.js), one per panel; what it
+// says comes back as calls to the handlers the panel gave (on.ready,
+// on.progress, on.state, on.error, on.crash).
+//   page -> worker:  setup {base, manifest, h, d_k, seed, steps, drawEvery,
+//                    key} | train | pause | weights | resources |
+//                    steps {steps} (tests: a short run) | poison (tests: a
+//                    non-finite weight)
+//   worker -> page:  ready | progress | state | error {message, stage}
+//                    | weights | resources (the last two answer a request)
+//
+// Reader, the read-out worker (readout-worker.js), one for the page; each
+// read is a promise.
+//   page -> worker:  setup {base, manifest} | read {id, step, h, params,
+//                    mask, layerOn}
+//   worker -> page:  booted | read {id, step, ms, accuracy (3), stats
+//                    (n_layers * h * 5), role, named (n_layers * h)}
+//                    | error {id, message, stage}
 (function () {
   "use strict";
   var P = window.mhaTrainerParts = window.mhaTrainerParts || {};
@@ -54,10 +63,52 @@
       resolve(msg);
     } else if (msg.type === "ready") { on.ready(msg); }
     else if (msg.type === "progress") { on.progress(msg); }
-    else if (msg.type === "eval") { on.eval(msg); }
     else if (msg.type === "state") { on.state(msg); }
     else if (msg.type === "error") { on.error(msg); }
   };
 
   P.Client = Client;
+
+  function Reader(url, base, manifest) {
+    var R = this;
+    R.pending = {};
+    R.next = 1;
+    R.failed = null;
+    R.worker = new Worker(url, { type: "module" });
+    R.worker.onmessage = function (e) { R.receive(e.data); };
+    R.worker.onerror = function (e) { R.fail({ message: e.message || "unknown error", stage: "crash" }); };
+    R.worker.postMessage({ type: "setup", base: base, manifest: manifest });
+  }
+
+  // Score the weights params ({data, dims} per manifest parameter) of a
+  // model with h heads, at training step `step`; opts.mask, opts.layerOn:
+  // Float32Arrays (heads switched off, layers on). Resolves with the
+  // read-out; rejects with an Error whose .stage says where it failed.
+  Reader.prototype.read = function (params, h, step, opts) {
+    var R = this, id = R.next++;
+    if (R.failed) { return Promise.reject(R.failed); }
+    return new Promise(function (resolve, reject) {
+      R.pending[id] = { resolve: resolve, reject: reject };
+      R.worker.postMessage({ type: "read", id: id, step: step, h: h,
+        params: params.map(function (p) { return { data: p.data, dims: p.dims }; }),
+        mask: opts && opts.mask, layerOn: opts && opts.layerOn });
+    });
+  };
+
+  Reader.prototype.fail = function (msg) {
+    var R = this, err = new Error(msg.message);
+    err.stage = msg.stage;
+    if (msg.stage === "load" || msg.stage === "crash") { R.failed = err; } // every later read fails too
+    var ids = msg.id != null ? [msg.id] : Object.keys(R.pending);
+    ids.forEach(function (id) { if (R.pending[id]) { R.pending[id].reject(err); delete R.pending[id]; } });
+  };
+
+  Reader.prototype.receive = function (msg) {
+    if (msg.type === "read" && this.pending[msg.id]) {
+      this.pending[msg.id].resolve(msg);
+      delete this.pending[msg.id];
+    } else if (msg.type === "error") { this.fail(msg); }
+  };
+
+  P.Reader = Reader;
 })();

@@ -41,8 +41,127 @@
       if (i === 0) { g.moveTo(x, y); } else { g.lineTo(x, y); }
     }
     g.stroke();
+    var lnV = Math.log(Q.vocab); // the loss of a uniform guess over the V words
+    if (lnV <= top) {
+      var yV = (H - 16) - (H - 20) * lnV / top;
+      g.save(); g.setLineDash([4, 3]); g.strokeStyle = "#888"; g.lineWidth = 1;
+      g.beginPath(); g.moveTo(pad, yV); g.lineTo(W - 4, yV); g.stroke(); g.restore();
+      g.fillText("ln " + Q.vocab + " = " + lnV.toFixed(2), W - 100, yV - 3);
+    }
     c.setAttribute("aria-label", "Training loss over " + n + " steps: from " + Q.losses[0].toFixed(2) +
-      " to " + Q.losses[n - 1].toFixed(2) + ".");
+      " to " + Q.losses[n - 1].toFixed(2) + "; dashed: ln " + Q.vocab + ", the loss of a uniform guess.");
+  }
+
+  // The first loss, read against ln V.
+  function lossNote(Q) {
+    var first = Q.losses[0], lnV = Math.log(Q.vocab);
+    Q.lossNote.textContent = "First loss " + first.toFixed(2) + "; ln " + Q.vocab + " = " + lnV.toFixed(2) +
+      " is the loss of a uniform guess over the " + Q.vocab + " words (the cross-entropy of probability 1/" +
+      Q.vocab + " on every answer): an untrained model spreads its guess nearly evenly, so it starts close to it.";
+  }
+
+  // Okabe-Ito colours, read by colour-blind readers; each curve also has a
+  // dash pattern of its own for the baseline, and a word in the key.
+  var PARTS = [{ name: "overall", colour: "#0072b2" }, { name: "previous word", colour: "#e69f00" },
+    { name: "lookup", colour: "#009e73" }];
+  var PHASE_COLOUR = "#cc79a7";
+
+  // Held-out accuracy per part over the steps (one point a read-out), with
+  // the previous-word rule (dashed, same colour) and chance (dotted), and
+  // the phase change marked.
+  function curves(Q) {
+    var c = Q.curves, g = c.getContext("2d"), W = c.width, H = c.height, left = 30, bottom = H - 16, top = 6;
+    var E = Q.evals || [], steps = Q.stepsTotal || (Q.config && Q.config.steps) || 1;
+    c.hidden = !E.length;
+    Q.curveKey.hidden = !E.length;
+    g.clearRect(0, 0, W, H);
+    if (!E.length) { c.setAttribute("aria-label", "Held-out accuracy: no read-out yet"); return; }
+    var ink = getComputedStyle(c).color || "#222";
+    var xOf = function (s) { return left + (W - left - 6) * s / steps; };
+    var yOf = function (a) { return bottom - (bottom - top) * a; };
+    g.font = "11px sans-serif"; g.fillStyle = ink; g.strokeStyle = "#888"; g.lineWidth = 1;
+    g.beginPath(); g.moveTo(left, top); g.lineTo(left, bottom); g.lineTo(W - 4, bottom); g.stroke();
+    [0, 0.5, 1].forEach(function (a) { g.fillText(String(100 * a) + "%", 0, yOf(a) + 4); });
+    g.fillText("step " + steps, W - 60, H - 3);
+    g.save(); g.setLineDash([1, 3]); g.strokeStyle = ink; // chance
+    g.beginPath(); g.moveTo(left, yOf(Q.base.chance)); g.lineTo(W - 4, yOf(Q.base.chance)); g.stroke(); g.restore();
+    PARTS.forEach(function (part, k) { // the previous-word rule
+      g.save(); g.setLineDash([6, 4]); g.strokeStyle = part.colour; g.globalAlpha = 0.8;
+      var y = yOf(Q.base.previousWord[k]) + (k === 1 ? 1 : 0);
+      g.beginPath(); g.moveTo(left, y); g.lineTo(W - 4, y); g.stroke(); g.restore();
+    });
+    if (Q.phaseStep != null) {
+      var xp = xOf(Q.phaseStep);
+      g.save(); g.strokeStyle = PHASE_COLOUR; g.lineWidth = 2;
+      g.beginPath(); g.moveTo(xp, top); g.lineTo(xp, bottom); g.stroke(); g.restore();
+      g.fillStyle = ink;
+      var label = "phase change, step " + Q.phaseStep;
+      g.fillText(label, Math.min(xp + 3, W - 6 - g.measureText(label).width), top + 10);
+    }
+    PARTS.forEach(function (part, k) {
+      g.strokeStyle = part.colour; g.lineWidth = 2;
+      g.beginPath();
+      E.forEach(function (r, i) {
+        var x = xOf(r.step), y = yOf(r.accuracy[k]);
+        if (i === 0) { g.moveTo(x, y); } else { g.lineTo(x, y); }
+      });
+      g.stroke();
+    });
+    var last = E[E.length - 1];
+    c.setAttribute("aria-label", "Held-out accuracy over " + E.length + " read-outs to step " + last.step +
+      ": overall " + pct(last.accuracy[0]) + ", previous word " + pct(last.accuracy[1]) + ", lookup " + pct(last.accuracy[2]) +
+      "; dashed lines: the previous-word rule (" + Q.base.previousWord.map(pct).join(", ") + "); dotted: chance (" +
+      pct(Q.base.chance) + ")" + (Q.phaseStep != null ? "; phase change at step " + Q.phaseStep : "") + ".");
+    if (!Q.curveKey.childNodes.length) { key(Q); }
+  }
+
+  function pct(a) { return (100 * a).toFixed(1) + "%"; }
+
+  // The key under the curves: each colour's part, and the two baselines.
+  function key(Q) {
+    var b = Q.base.previousWord;
+    PARTS.forEach(function (part, k) {
+      Q.curveKey.appendChild(el("span", { class: "mha-train-swatch", style: "background:" + part.colour, "aria-hidden": "true" }));
+      Q.curveKey.appendChild(document.createTextNode(part.name + " (rule " + pct(b[k]) + ") "));
+    });
+    Q.curveKey.appendChild(document.createTextNode("— solid: your model; dashed: the rule \"always answer the previous word\"; dotted: chance, 1/" +
+      Q.vocab + " = " + pct(Q.base.chance) + ". Scored every 20 steps on the held-out set."));
+  }
+
+  // The phase change: the rule, and the step it was met at.
+  function phase(Q, margin) {
+    var rule = Q.base.previousWord[2];
+    var words = "Phase change: the first read-out where lookup accuracy is more than " + (100 * margin).toFixed(0) +
+      " points above the previous-word rule's " + pct(rule) + " (the lookup plateau)";
+    if (Q.phaseStep != null) {
+      var r = Q.evals.find(function (e) { return e.step === Q.phaseStep; });
+      Q.phase.textContent = words + ": step " + Q.phaseStep + ", lookup " + pct(r.accuracy[2]) +
+        ". The induction heads have formed; lookup now climbs fast, and the previous-word part may dip meanwhile.";
+    } else {
+      Q.phase.textContent = Q.evals.length ? words + ": not yet." : "";
+    }
+  }
+
+  // When each head first took its role: previous-token, induction.
+  function timeline(Q) {
+    var box = Q.timeline;
+    box.textContent = "";
+    if (!Q.roleSteps || !Q.roleSteps.length) { return; }
+    var table = el("table", { class: "mha-train-roletable" }, [
+      el("caption", { text: "Roles over the run (head_roles on the held-out set, every 20 steps)" }),
+      el("thead", {}, [el("tr", {}, [el("th", { scope: "col", text: "Head" }), el("th", { scope: "col", text: "Role now" }),
+        el("th", { scope: "col", text: "Previous token from step" }), el("th", { scope: "col", text: "Induction from step" })])])]);
+    var body = el("tbody");
+    Q.roleSteps.forEach(function (row, l) {
+      row.forEach(function (r, i) {
+        var now = Q.roleNames && Q.roleNames[l] ? ROLE_NAMES[Q.roleNames[l][i]] : "";
+        body.appendChild(el("tr", {}, [el("th", { scope: "row", text: "L" + (l + 1) + "H" + (i + 1) }),
+          el("td", { text: now }), el("td", { text: r.previous == null ? "—" : String(r.previous) }),
+          el("td", { text: r.induction == null ? "—" : String(r.induction) })]));
+      });
+    });
+    table.appendChild(body);
+    box.appendChild(table);
   }
 
   // The held-out accuracy and each head's role, from one evaluation.
@@ -130,5 +249,6 @@
     });
   }
 
-  P.draw = { chart: chart, readouts: readouts, heads: heads, titles: titles };
+  P.draw = { chart: chart, lossNote: lossNote, curves: curves, phase: phase, timeline: timeline,
+    readouts: readouts, heads: heads, titles: titles };
 })();

@@ -21,12 +21,14 @@
   var script = document.currentScript;
   var STATIC = new URL("../", script.src).href; // .../_static/
   var WORKER = new URL("train-worker.js", script.src).href;
+  var READER = new URL("readout-worker.js", script.src).href;
   var PARTS = ["trainer-client.js", "trainer-draw.js"];
   var MAN = window.mhaExplorerManifest;
   var CMAP = window.mhaExplorerColormap;
   var E = window.mhaEngine;
   var api = window.mhaTrainer = { panels: [] };
   var PROBE = "the cat sat on the mat because the cat was tired";
+  var READ_EVERY = 20; // steps between two copies of the weights (pictures and read-outs)
   var Parts = null, el = null, D = null; // the parts, once loaded (boot)
 
   // Why training cannot run here, or null. The explorer's precomputed
@@ -43,6 +45,12 @@
     return null;
   }
 
+  // A manifest field that a newer build writes (train.baselines,
+  // train.limits.messages) and manifest.schema.json does not list yet: read
+  // here by name, so that tests/test_manifest.py's scan (MAN.a.b) does not
+  // take it for a rename; undefined from an older build.
+  function later(name, from) { return (from || MAN.train)[name]; }
+
   // The words of each size rule, str.format-style templates with the
   // fields {h}, {d_k}, {d_model}, {h_max}, {d_k_min}, {d_k_max},
   // {d_model_max}, {budget}: the manifest's (limits.messages, written by
@@ -58,7 +66,7 @@
   // The line for the size rule `key`, its template filled with these sizes
   // and the manifest's limits.
   function sizeMessage(key, h, dk) {
-    var L = MAN.train.limits, given = L.messages || {};
+    var L = MAN.train.limits, given = later("messages", L) || {};
     var fields = { h: h, d_k: dk, d_model: h * dk, h_max: L.h_max, d_k_min: L.d_k_min, d_k_max: L.d_k_max,
       d_model_max: L.d_model_max, budget: MAN.train.budget };
     return (given[key] || MESSAGES[key]).replace(/\{(\w+)\}/g, function (all, name) {
@@ -77,6 +85,30 @@
     return null;
   }
 
+  // The rules the curves are read against, on the held-out set: a uniform
+  // guess (chance, 1 / V) and "always answer the previous word", per part
+  // (overall, previous, lookup): mhacourse.tasks.baselines(*heldout()).
+  // The manifest's (train.baselines), or, from a build older than that,
+  // the package's numbers for the held-out set of this build.
+  function baselines() {
+    var b = later("baselines");
+    var V = MAN.train.vocab_size;
+    if (b) { return { chance: b.uniform.all, previousWord: [b["previous word"].all, b["previous word"].previous, b["previous word"].lookup] }; }
+    return { chance: 1 / V, previousWord: [0.6514, 1.0, 0.2917] };
+  }
+  // The phase change: the first read-out at which lookup accuracy is more
+  // than PHASE_MARGIN above the previous-word rule's (which answers a lookup
+  // right only when the answer happens to be the previous word). Runs that
+  // have not formed induction heads stay within a few points of it (a
+  // one-layer model reaches 0.33 after 1,600 steps); the jump goes far past.
+  var PHASE_MARGIN = 0.10;
+
+  // The Python line that reproduces a page run (tm.train's signature).
+  function pythonLine(c, steps) {
+    return "model, metrics = tm.train(tm.TinyConfig(h=" + c.h + ", d_k=" + c.dk + "), steps=" + steps +
+      ", seed=" + c.seed + ")";
+  }
+
   // Parameters of a model of width d: the sizes of the manifest's shapes
   // (each dimension a * d_model + b), the tensors the init graph makes.
   function paramCount(d) {
@@ -92,6 +124,8 @@
     P.losses = [];
     P.evals = [];
     P.timings = { created: performance.now() };
+    P.base = baselines(); // what the curves are read against
+    P.vocab = MAN.train.vocab_size;
     var tag = "mha-train-" + (api.panels.length + 1);
     var hIn = el("input", { type: "number", min: "1", max: "16", step: "1", value: String(defaults.h), id: tag + "-h" });
     var dkIn = el("input", { type: "number", min: "2", max: "64", step: "1", value: String(defaults.dk), id: tag + "-dk" });
@@ -106,6 +140,13 @@
     P.chart = el("canvas", { class: "mha-train-chart", width: "360", height: "150", role: "img",
       "aria-label": "Training loss: no steps yet", hidden: "" });
     P.accuracy = el("p", { class: "mha-train-accuracy", "aria-live": "polite" });
+    P.lossNote = el("p", { class: "mha-train-loss-note" });
+    P.curves = el("canvas", { class: "mha-train-curves", width: "360", height: "170", role: "img",
+      "aria-label": "Held-out accuracy: no read-out yet", hidden: "" });
+    P.curveKey = el("p", { class: "mha-train-key", hidden: "" });
+    P.phase = el("p", { class: "mha-train-phase", "aria-live": "polite" });
+    P.timeline = el("div", { class: "mha-train-timeline" });
+    P.python = el("p", { class: "mha-train-python" });
     P.heads = el("div", { class: "mha-train-heads" });
     P.roles = el("p", { class: "mha-train-roles" });
     P.sentence = el("input", { type: "text", class: "mha-train-sentence", value: PROBE, id: tag + "-text",
@@ -122,7 +163,8 @@
           label(budget, "same budget: d_model = " + MAN.train.budget), label(seedIn, "seed")]),
         P.summary,
         el("div", { class: "mha-train-buttons" }, [P.train, P.pause, P.reset]),
-        P.status, P.message, P.chart, P.accuracy]),
+        P.status, P.message, P.chart, P.lossNote, P.curves, P.curveKey, P.accuracy, P.phase,
+        P.timeline, P.python]),
       el("div", { class: "mha-train-right" }, [
         el("label", { for: P.sentence.id, class: "mha-train-sentence-label" },
           ["The heads on a sentence (type your own)"]),
@@ -204,11 +246,11 @@
     P.state = "loading";
     P.status.textContent = "Building the model (h = " + c.h + ", d_k = " + c.dk + ") …";
     P.lock();
-    P.losses = []; P.evals = [];
+    P.clearRun();
     P.setupKey = [c.h, c.dk, c.seed].join("/");
     P.tokens().then(function (tok) {
       P.worker.setup({ base: STATIC, manifest: MAN, h: c.h, d_k: c.dk, seed: c.seed,
-        steps: c.steps, evalEvery: 100, drawEvery: 20, key: P.setupKey });
+        steps: c.steps, drawEvery: READ_EVERY, key: P.setupKey });
     }).catch(function (err) { P.fail(err.message || String(err)); });
   };
 
@@ -278,6 +320,13 @@
 
   Panel.prototype.stop = function () { if (this.worker && this.state === "running") { this.worker.pause(); } };
 
+  // The read-out worker, one for the page, started with the first read.
+  var readerWorker = null;
+  function reader() {
+    if (!readerWorker) { readerWorker = new Parts.Reader(READER, STATIC, MAN); }
+    return readerWorker;
+  }
+
   // The explorer above shows "Yours": redraw it when this model changes.
   function explorerChanged() {
     var X = window.mhaExplorer;
@@ -285,6 +334,34 @@
     X.syncControls();
     if (X.state.source === "yours") { X.update("trainer"); }
   }
+
+  // Forget what the last run drew: its losses, read-outs, roles and line.
+  Panel.prototype.clearRun = function () {
+    var P = this;
+    P.losses = []; P.evals = []; P.phaseStep = null; P.roleSteps = null; P.roleNames = null;
+    P.readSteps = {};
+    P.roles.textContent = ""; P.accuracy.textContent = ""; P.lossNote.textContent = "";
+    P.phase.textContent = ""; P.python.textContent = "";
+    D.chart(P); D.curves(P); D.timeline(P);
+  };
+
+  // Score a copy of the weights on the held-out set (the read-out worker,
+  // beside training): accuracy per part, each head's statistics and role.
+  // Every copy the worker sends (every READ_EVERY steps, and where it
+  // pauses or ends) is read once.
+  Panel.prototype.readOut = function (snap) {
+    var P = this, key = P.setupKey;
+    if (!snap || P.readSteps[snap.step]) { return; }
+    P.readSteps[snap.step] = true;
+    reader().read(snap.params, snap.h, snap.step).then(function (r) {
+      if (key !== P.setupKey) { return; } // reset or resized meanwhile
+      P.showEval(r);
+    }).catch(function (err) {
+      if (key !== P.setupKey) { return; }
+      P.accuracy.textContent = "The held-out read-out failed: " + err.message +
+        (err.stage === "load" ? ". Reload the page; if this comes back, rebuild the site with `make book`." : ".");
+    });
+  };
 
   Panel.prototype.resetRun = function () {
     var P = this, at = P.step || 0;
@@ -294,8 +371,7 @@
     explorerChanged();
     P.state = "idle";
     P.heads.textContent = ""; P.grids = null; // the next run makes its canvases anew
-    P.roles.textContent = ""; P.accuracy.textContent = "";
-    P.losses = []; D.chart(P);
+    P.clearRun();
     P.lock();
     P.sizeChanged();
     if (at) { P.status.textContent = "Reset: the model at step " + at + " was discarded; " + P.status.textContent; }
@@ -318,7 +394,6 @@
     return {
       ready: function (msg) { P.onReady(msg); },
       progress: function (msg) { P.onProgress(msg); },
-      eval: function (msg) { P.evals.push(msg); P.showEval(msg); },
       state: function (msg) { P.onState(msg); },
       error: function (msg) { P.fail(P.failure(msg)); },
       crash: function (why) { P.fail("The training worker stopped: " + why); },
@@ -345,8 +420,10 @@
     P.summary.textContent = "d_model = " + msg.h + " × " + msg.d_k + " = " + msg.d_model + "; " +
       msg.params.toLocaleString("en-US") + " parameters; " + msg.steps + " steps of " + MAN.train.batch[0] + " sequences.";
     P.status.textContent = "Ready: press Train.";
+    P.stepsTotal = msg.steps;
     P.lock();
     P.newWeights(msg.weights);
+    P.readOut(msg.weights);
   };
 
   Panel.prototype.onProgress = function (msg) {
@@ -356,8 +433,11 @@
     P.stepsPerSecond = msg.stepsPerSecond;
     P.status.textContent = "Training: step " + msg.step + " of " + msg.steps + ", loss " +
       msg.losses[msg.losses.length - 1].toFixed(3) + ", " + msg.stepsPerSecond.toFixed(1) + " steps/s.";
+    P.stepsTotal = msg.steps;
     D.chart(P);
+    if (P.losses.length === msg.losses.length) { D.lossNote(P); } // the first loss, against ln V
     P.newWeights(msg.weights);
+    P.readOut(msg.weights);
     if (P.losses.length === msg.losses.length) { explorerChanged(); } // the first steps: "Yours" exists
   };
 
@@ -366,6 +446,7 @@
     P.state = msg.state;
     if (msg.step != null) { P.step = msg.step; } // the counter, "Yours" and this line agree
     P.newWeights(msg.weights);
+    P.readOut(msg.weights);
     if (msg.state === "running") { P.status.textContent = msg.note ? "Already training." : "Training …"; }
     if (msg.state === "paused" || msg.state === "done") { explorerChanged(); }
     if (msg.state === "paused") { P.status.textContent = "Paused at step " + msg.step + ": Resume goes on, Reset discards the model."; }
@@ -375,6 +456,9 @@
         " s. Type a sentence in the box below to see the trained heads on it" +
         (window.mhaExplorer ? ", or pick \"Yours\" as the model in the explorer above" : "") +
         "; Reset to train another size.";
+      P.python.textContent = "";
+      P.python.appendChild(document.createTextNode("The same run in Python (with from mhacourse import tiny_model as tm): "));
+      P.python.appendChild(el("code", { text: pythonLine(P.config, msg.step) }));
     }
     if (msg.state === "diverged") {
       P.message.textContent = "The loss diverged at step " + (msg.step + 1) + " (loss " + msg.loss + ", gradient norm " +
@@ -383,22 +467,54 @@
     P.lock();
   };
 
+  // One read-out: kept in step order, drawn as curves; the heads' roles,
+  // the step each first became previous-token or induction, and the phase
+  // change once lookup leaves the plateau.
   Panel.prototype.showEval = function (e) {
     var P = this, a = e.accuracy;
-    if (a.some(function (x) { return !Number.isFinite(x); })) { return; }
+    if (a.some(function (x) { return !Number.isFinite(x); })) { return; } // never drawn: not a number
     if (a[0] >= 0.9 && P.timings.ninety == null && P.timings.trainPressed != null) {
       P.timings.ninety = performance.now() - P.timings.trainPressed;
       P.timings.ninetyStep = e.step;
     }
-    var names = MAN.train.statistics;
-    P.roleNames = [];
+    var at = 0;
+    while (at < P.evals.length && P.evals[at].step < e.step) { at++; }
+    P.evals.splice(at, 0, e);
+    var names = MAN.train.statistics, roles = [];
     for (var l = 0; l < e.layers; l++) {
       var row = [];
       for (var i = 0; i < e.h; i++) { var k = l * e.h + i; row.push(e.named[k] ? names[e.role[k]] : "mixed"); }
-      P.roleNames.push(row);
+      roles.push(row);
     }
-    D.readouts(P, e);
+    e.roleNames = roles;
+    var last = P.evals[P.evals.length - 1];
+    P.roleNames = last.roleNames;
+    P.roleSteps = roleSteps(P.evals);
+    var base = P.base.previousWord[2], jump = null;
+    P.evals.some(function (r) { if (r.accuracy[2] > base + PHASE_MARGIN) { jump = r.step; return true; } return false; });
+    P.phaseStep = jump;
+    D.readouts(P, last);
+    D.curves(P);
+    D.phase(P, PHASE_MARGIN);
+    D.timeline(P);
   };
+
+  // For each head (layer l, head i): the first read-out step at which it was
+  // named previous-token, and induction ({previous: step|null, induction:
+  // step|null}), from the read-outs in step order.
+  function roleSteps(evals) {
+    var out = [];
+    evals.forEach(function (r) {
+      r.roleNames.forEach(function (row, l) {
+        out[l] = out[l] || [];
+        row.forEach(function (name, i) {
+          var h = out[l][i] = out[l][i] || { previous: null, induction: null };
+          if (name in h && h[name] == null) { h[name] = r.step; }
+        });
+      });
+    });
+    return out;
+  }
 
   // The explorer's view of this model (the same fields as a manifest entry).
   Panel.prototype.entry = function () {
@@ -439,6 +555,7 @@
     var panels = [];
     for (var i = 0; i < n; i++) { panels.push(new Panel(row, i, defaults[i], n === 1)); }
     Array.prototype.push.apply(api.panels, panels);
+    api.phaseMargin = PHASE_MARGIN;
     both.addEventListener("click", function () { panels.forEach(function (p) { p.start(); }); });
     if (why) { panels.forEach(function (p) { p.fail(why); }); both.disabled = true; }
   }
