@@ -46,8 +46,8 @@
   }
 
   // A manifest field that a newer build writes (train.baselines,
-  // train.limits.messages) and manifest.schema.json does not list yet: read
-  // here by name, so that tests/test_manifest.py's scan (MAN.a.b) does not
+  // train.limits.messages) that the schema file does not list yet: read
+  // here by name, so that the dotted-path scan of tests/test_manifest.py does not
   // take it for a rename; undefined from an older build.
   function later(name, from) { return (from || MAN.train)[name]; }
 
