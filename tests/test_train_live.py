@@ -41,7 +41,7 @@ def panel(p, i: int):
 
 def set_size(p, i: int, h, d_k, budget: bool = False) -> None:
     box = panel(p, i)
-    box.locator("input[type=checkbox]").set_checked(budget)
+    box.locator("input[id$='-budget']").set_checked(budget)
     box.locator("input[id$='-h']").fill(str(h))
     if not budget:
         box.locator("input[id$='-dk']").fill(str(d_k))

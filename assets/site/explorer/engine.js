@@ -258,7 +258,12 @@
   }
 
   window.mhaEngine = {
-    start: start, tiny: tiny, tinyRefusal: tinyRefusal, tinyText: tinyText, forwardWith: forwardWith, minilm: minilm,
+    start: start, tiny: tiny, tinyRefusal: tinyRefusal,
+    // the forward graph's inputs (a build may add head_mask, layer_on)
+    forwardInputs: function () {
+      return start().then(function () { return session("train/" + manifest.train.graphs.forward.file); })
+        .then(function (s) { return s.inputNames.slice(); });
+    }, tinyText: tinyText, forwardWith: forwardWith, minilm: minilm,
     loadMiniLM: loadMiniLM,
     tokenizeTiny: function (t) { return start().then(function () { return tokenizeTiny(t); }); },
     tokenizeMiniLM: function (t) { return loadMiniLM().then(function () { return tokenizeMiniLM(t); }); },

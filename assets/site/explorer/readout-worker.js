@@ -15,6 +15,7 @@ import { loadOrt, graph, words, ids64, weightFeeds, report } from "./worker-comm
 let ort = null;
 let T = null; // the manifest's "train" entry
 let evaluate = null;
+let circuits = null; // the circuits graph, in a build that has it
 let heldout = null;
 
 let booting = null;
@@ -28,6 +29,8 @@ async function start(base, manifest) {
   const dir = base + "explorer-data/train/";
   ort = await loadOrt(base);
   evaluate = await graph(ort, dir, T.graphs.evaluate);
+  const c = T.graphs["circuits"]; // (optional: not in every build)
+  if (c) { circuits = await graph(ort, dir, c); }
   const h = await words(dir, T.data.heldout), L = T.batch[1];
   heldout = ids64(ort, h, 0, h.length, [h.length / L, L]);
 }
@@ -55,7 +58,10 @@ self.onmessage = (e) => {
   const msg = e.data;
   queue = queue.then(async () => {
     try {
-      if (msg.type === "setup") { await boot(msg.base, msg.manifest); self.postMessage({ type: "booted" }); }
+      if (msg.type === "setup") {
+        await boot(msg.base, msg.manifest);
+        self.postMessage({ type: "booted", inputs: evaluate.inputNames.slice(), circuits: !!circuits });
+      }
       else if (msg.type === "read") {
         if (!booting) { throw new Error("the read-out worker was not set up"); }
         await booting;

@@ -63,7 +63,8 @@ async function setup(msg) {
     warmup: knobs.warmup == null ? null : knobs.warmup, layerOn: knobs.layerOn || null };
   const count = params.reduce((n, p) => n + p.size, 0);
   postWithWeights({ type: "ready", h: msg.h, d_k: msg.d_k, d_model: d, params: count,
-    steps: msg.steps, key: msg.key });
+    steps: msg.steps, key: msg.key,
+    takes: { warmup: has("step", "warmup"), layer_on: has("step", "layer_on"), identical: has("init", "identical") } });
 }
 
 // Post `msg` with a copy of the weights as `msg.weights` (the copy is moved,

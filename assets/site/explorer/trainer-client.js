@@ -16,7 +16,7 @@
 // read is a promise.
 //   page -> worker:  setup {base, manifest} | read {id, step, h, params,
 //                    mask, layerOn}
-//   worker -> page:  booted | read {id, step, ms, accuracy (3), stats
+//   worker -> page:  booted {inputs, circuits} | read {id, step, ms, accuracy (3), stats
 //                    (n_layers * h * 5), role, named (n_layers * h)}
 //                    | error {id, message, stage}
 (function () {
@@ -77,8 +77,13 @@
     R.worker = new Worker(url, { type: "module" });
     R.worker.onmessage = function (e) { R.receive(e.data); };
     R.worker.onerror = function (e) { R.fail({ message: e.message || "unknown error", stage: "crash" }); };
+    R.booted = new Promise(function (resolve) { R.onBooted = resolve; });
     R.worker.postMessage({ type: "setup", base: base, manifest: manifest });
   }
+
+  // What the read-out worker can do: {inputs: the evaluate graph's input
+  // names, circuits: whether the build has the circuits graph}.
+  Reader.prototype.can = function () { return this.booted; };
 
   // Score the weights params ({data, dims} per manifest parameter) of a
   // model with h heads, at training step `step`; opts.mask, opts.layerOn:
@@ -104,7 +109,8 @@
   };
 
   Reader.prototype.receive = function (msg) {
-    if (msg.type === "read" && this.pending[msg.id]) {
+    if (msg.type === "booted") { this.onBooted(msg); }
+    else if (msg.type === "read" && this.pending[msg.id]) {
       this.pending[msg.id].resolve(msg);
       delete this.pending[msg.id];
     } else if (msg.type === "error") { this.fail(msg); }

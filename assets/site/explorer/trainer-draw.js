@@ -185,14 +185,15 @@
       return G;
     }
     Q.heads.textContent = "";
-    G = Q.grids = { h: h, L: L, canvases: [], titles: [] };
+    G = Q.grids = { h: h, L: L, canvases: [], titles: [], switches: [] };
     for (var l = 0; l < layers; l++) {
       var row = el("div", { class: "mha-train-layer" }, [el("span", { class: "mha-train-layer-name", text: "Layer " + (l + 1) })]);
       for (var i = 0; i < h; i++) {
         var cv = el("canvas", { width: String(L * cell), height: String(L * cell), role: "img" });
         var title = el("span", { class: "mha-train-head-title" });
-        row.appendChild(el("figure", { class: "mha-train-head" }, [cv, title]));
-        G.canvases.push(cv); G.titles.push(title);
+        var use = Q.headSwitch ? Q.headSwitch(l, i, h) : null; // the ablation's switch
+        row.appendChild(el("figure", { class: "mha-train-head" }, [cv, title, use]));
+        G.canvases.push(cv); G.titles.push(title); G.switches.push(use ? use.querySelector("input") : null);
       }
       Q.heads.appendChild(row);
     }
@@ -242,13 +243,27 @@
     var toks = (Q.probeTokens || []).join(" ");
     G.titles.forEach(function (t, k) {
       var l = Math.floor(k / G.h), i = k % G.h;
-      var role = Q.roleNames && Q.roleNames[l] ? Q.roleNames[l][i] : null;
+      var names = Q.ablated ? Q.ablated.roleNames : Q.roleNames; // with the heads off, their roles
+      var role = names && names[l] ? names[l][i] : null;
       t.textContent = "L" + (l + 1) + "H" + (i + 1) + (role && role !== "mixed" ? " · " + ROLE_NAMES[role] : "");
       G.canvases[k].setAttribute("aria-label", "Layer " + (l + 1) + ", head " + (i + 1) +
         (role ? ", role " + ROLE_NAMES[role] : "") + ": attention of each token of \"" + toks + "\" (rows) to the tokens before it (columns).");
     });
   }
 
-  P.draw = { chart: chart, lossNote: lossNote, curves: curves, phase: phase, timeline: timeline,
+  // The ablated model's read-out, against the model with every head on.
+  function ablation(Q, off) {
+    var r = Q.ablated, a = r.accuracy, full = Q.evals.find(function (e) { return e.step === r.step; });
+    var parts = [];
+    r.roleNames.forEach(function (row, l) {
+      row.forEach(function (name, i) { if (name !== "mixed") { parts.push("L" + (l + 1) + "H" + (i + 1) + " " + ROLE_NAMES[name]); } });
+    });
+    Q.ablation.textContent = "Switched off: " + off.join(", ") + ". At step " + r.step + ", held-out accuracy " + pct(a[0]) +
+      " (previous word " + pct(a[1]) + ", lookup " + pct(a[2]) + ")" +
+      (full ? ", against " + pct(full.accuracy[0]) + " (" + pct(full.accuracy[1]) + ", " + pct(full.accuracy[2]) + ") with every head on" : "") +
+      ". Roles with them off: " + (parts.length ? parts.join(", ") : "none named") + ". The pictures below are the ablated model's.";
+  }
+
+  P.draw = { chart: chart, ablation: ablation, lossNote: lossNote, curves: curves, phase: phase, timeline: timeline,
     readouts: readouts, heads: heads, titles: titles };
 })();

@@ -22,7 +22,7 @@
   var STATIC = new URL("../", script.src).href; // .../_static/
   var WORKER = new URL("train-worker.js", script.src).href;
   var READER = new URL("readout-worker.js", script.src).href;
-  var PARTS = ["trainer-client.js", "trainer-draw.js"];
+  var PARTS = ["trainer-client.js", "trainer-draw.js", "trainer-readout.js", "trainer-knobs.js"];
   var MAN = window.mhaExplorerManifest;
   var CMAP = window.mhaExplorerColormap;
   var E = window.mhaEngine;
@@ -85,30 +85,6 @@
     return null;
   }
 
-  // The rules the curves are read against, on the held-out set: a uniform
-  // guess (chance, 1 / V) and "always answer the previous word", per part
-  // (overall, previous, lookup): mhacourse.tasks.baselines(*heldout()).
-  // The manifest's (train.baselines), or, from a build older than that,
-  // the package's numbers for the held-out set of this build.
-  function baselines() {
-    var b = later("baselines");
-    var V = MAN.train.vocab_size;
-    if (b) { return { chance: b.uniform.all, previousWord: [b["previous word"].all, b["previous word"].previous, b["previous word"].lookup] }; }
-    return { chance: 1 / V, previousWord: [0.6514, 1.0, 0.2917] };
-  }
-  // The phase change: the first read-out at which lookup accuracy is more
-  // than PHASE_MARGIN above the previous-word rule's (which answers a lookup
-  // right only when the answer happens to be the previous word). Runs that
-  // have not formed induction heads stay within a few points of it (a
-  // one-layer model reaches 0.33 after 1,600 steps); the jump goes far past.
-  var PHASE_MARGIN = 0.10;
-
-  // The Python line that reproduces a page run (tm.train's signature).
-  function pythonLine(c, steps) {
-    return "model, metrics = tm.train(tm.TinyConfig(h=" + c.h + ", d_k=" + c.dk + "), steps=" + steps +
-      ", seed=" + c.seed + ")";
-  }
-
   // Parameters of a model of width d: the sizes of the manifest's shapes
   // (each dimension a * d_model + b), the tensors the init graph makes.
   function paramCount(d) {
@@ -124,9 +100,11 @@
     P.losses = [];
     P.evals = [];
     P.timings = { created: performance.now() };
-    P.base = baselines(); // what the curves are read against
+    P.base = P.baselines(); // what the curves are read against
     P.vocab = MAN.train.vocab_size;
-    var tag = "mha-train-" + (api.panels.length + 1);
+    var tag = P.tag = "mha-train-" + (api.panels.length + 1);
+    P.off = {}; // heads switched off (the ablation), by layer * h + head
+    P.canAblate = false; // until the graphs say they take head_mask
     var hIn = el("input", { type: "number", min: "1", max: "16", step: "1", value: String(defaults.h), id: tag + "-h" });
     var dkIn = el("input", { type: "number", min: "2", max: "64", step: "1", value: String(defaults.dk), id: tag + "-dk" });
     var budget = el("input", { type: "checkbox", id: tag + "-budget" });
@@ -149,6 +127,7 @@
     P.python = el("p", { class: "mha-train-python" });
     P.heads = el("div", { class: "mha-train-heads" });
     P.roles = el("p", { class: "mha-train-roles" });
+    P.ablation = el("p", { class: "mha-train-ablation", "aria-live": "polite" });
     P.sentence = el("input", { type: "text", class: "mha-train-sentence", value: PROBE, id: tag + "-text",
       spellcheck: "false" });
     P.sentenceNote = el("p", { class: "mha-train-note" });
@@ -161,6 +140,7 @@
         single ? null : el("h4", { text: "Run " + String.fromCharCode(65 + index) }),
         el("div", { class: "mha-train-controls" }, [label(hIn, "h"), label(dkIn, "d_k"),
           label(budget, "same budget: d_model = " + MAN.train.budget), label(seedIn, "seed")]),
+        P.buildKnobs(tag),
         P.summary,
         el("div", { class: "mha-train-buttons" }, [P.train, P.pause, P.reset]),
         P.status, P.message, P.chart, P.lossNote, P.curves, P.curveKey, P.accuracy, P.phase,
@@ -168,7 +148,7 @@
       el("div", { class: "mha-train-right" }, [
         el("label", { for: P.sentence.id, class: "mha-train-sentence-label" },
           ["The heads on a sentence (type your own)"]),
-        P.sentence, P.sentenceNote, P.heads, P.roles]),
+        P.sentence, P.sentenceNote, P.ablation, P.heads, P.roles]),
     ]);
     root.appendChild(box);
     // The worker (onnxruntime's WebAssembly, the graphs, the data: about
@@ -200,6 +180,7 @@
       P.train.textContent = P.state === "paused" ? "Resume" : "Train";
       P.pause.disabled = P.state !== "running";
       P.reset.disabled = !(P.locked() || P.state === "failed");
+      P.lockKnobs();
     };
     P.inputs.forEach(function (i) { i.addEventListener("input", function () { P.sizeChanged(); }); });
     budget.addEventListener("change", function () { P.sizeChanged(); });
@@ -243,14 +224,15 @@
     var why = unavailable();
     if (why) { P.fail(why); return; }
     if (!P.worker) { P.worker = new Parts.Client(WORKER, P.handlers()); }
+    if (!P.asked) { P.asked = true; P.whatGraphsTake(); }
     P.state = "loading";
     P.status.textContent = "Building the model (h = " + c.h + ", d_k = " + c.dk + ") …";
     P.lock();
     P.clearRun();
-    P.setupKey = [c.h, c.dk, c.seed].join("/");
+    P.setupKey = [c.h, c.dk, c.seed, JSON.stringify(P.knobs)].join("/");
     P.tokens().then(function (tok) {
       P.worker.setup({ base: STATIC, manifest: MAN, h: c.h, d_k: c.dk, seed: c.seed,
-        steps: c.steps, drawEvery: READ_EVERY, key: P.setupKey });
+        steps: c.steps, drawEvery: READ_EVERY, key: P.setupKey, knobs: P.knobFeeds() });
     }).catch(function (err) { P.fail(err.message || String(err)); });
   };
 
@@ -284,7 +266,9 @@
     P.tokens().then(function (tok) {
       var refused = E.tinyRefusal(tok); // the explorer's rule and words
       if (refused) { P.heads.hidden = true; P.sentenceNote.textContent = refused; return null; }
-      return E.forwardWith(snap.params, snap.h, tok.ids).then(function (attn) {
+      if (P.allOff(snap.h)) { P.heads.hidden = true; return null; } // P.ablation says why
+      var opts = { mask: P.mask(snap.h), layerOn: Float32Array.from(P.knobFeeds().layerOn) };
+      return E.forwardWith(snap.params, snap.h, tok.ids, opts).then(function (attn) {
         if (key !== P.setupKey || !P.snapshot) { return; } // reset or resized meanwhile
         D.heads(P, { step: snap.step, h: snap.h, L: tok.ids.length, attn: attn });
         // the benchmark's "keystroke to repaint": only a run that started
@@ -308,6 +292,7 @@
     if (!w) { return; }
     this.snapshot = w;
     this.probe();
+    if (this.mask(w.h)) { this.ablate(); } // the ablated read-out follows the model
   };
 
   Panel.prototype.start = function () {
@@ -319,6 +304,17 @@
   };
 
   Panel.prototype.stop = function () { if (this.worker && this.state === "running") { this.worker.pause(); } };
+
+  // Whether this build's graphs take head_mask (forward and evaluate: the
+  // ablation) and have circuits: the switches under the heads wait for it.
+  Panel.prototype.whatGraphsTake = function () {
+    var P = this;
+    Promise.all([E.forwardInputs(), reader().can()]).then(function (r) {
+      P.canAblate = r[0].indexOf("head_mask") >= 0 && r[1].inputs.indexOf("head_mask") >= 0;
+      P.hasCircuits = r[1].circuits;
+      if (P.grids) { P.grids.canvases.forEach(function (c, k) { var b = P.grids.switches[k]; if (b) { b.disabled = !P.canAblate; } }); }
+    }).catch(function () { P.canAblate = false; }); // the engine's own line says what failed
+  };
 
   // The read-out worker, one for the page, started with the first read.
   var readerWorker = null;
@@ -335,34 +331,6 @@
     if (X.state.source === "yours") { X.update("trainer"); }
   }
 
-  // Forget what the last run drew: its losses, read-outs, roles and line.
-  Panel.prototype.clearRun = function () {
-    var P = this;
-    P.losses = []; P.evals = []; P.phaseStep = null; P.roleSteps = null; P.roleNames = null;
-    P.readSteps = {};
-    P.roles.textContent = ""; P.accuracy.textContent = ""; P.lossNote.textContent = "";
-    P.phase.textContent = ""; P.python.textContent = "";
-    D.chart(P); D.curves(P); D.timeline(P);
-  };
-
-  // Score a copy of the weights on the held-out set (the read-out worker,
-  // beside training): accuracy per part, each head's statistics and role.
-  // Every copy the worker sends (every READ_EVERY steps, and where it
-  // pauses or ends) is read once.
-  Panel.prototype.readOut = function (snap) {
-    var P = this, key = P.setupKey;
-    if (!snap || P.readSteps[snap.step]) { return; }
-    P.readSteps[snap.step] = true;
-    reader().read(snap.params, snap.h, snap.step).then(function (r) {
-      if (key !== P.setupKey) { return; } // reset or resized meanwhile
-      P.showEval(r);
-    }).catch(function (err) {
-      if (key !== P.setupKey) { return; }
-      P.accuracy.textContent = "The held-out read-out failed: " + err.message +
-        (err.stage === "load" ? ". Reload the page; if this comes back, rebuild the site with `make book`." : ".");
-    });
-  };
-
   Panel.prototype.resetRun = function () {
     var P = this, at = P.step || 0;
     if (P.worker) { P.worker.terminate(); P.worker = null; }
@@ -372,6 +340,7 @@
     P.state = "idle";
     P.heads.textContent = ""; P.grids = null; // the next run makes its canvases anew
     P.clearRun();
+    P.off = {}; P.ablation.textContent = "";
     P.lock();
     P.sizeChanged();
     if (at) { P.status.textContent = "Reset: the model at step " + at + " was discarded; " + P.status.textContent; }
@@ -421,6 +390,7 @@
       msg.params.toLocaleString("en-US") + " parameters; " + msg.steps + " steps of " + MAN.train.batch[0] + " sequences.";
     P.status.textContent = "Ready: press Train.";
     P.stepsTotal = msg.steps;
+    P.knobsAvailable(msg.takes || {});
     P.lock();
     P.newWeights(msg.weights);
     P.readOut(msg.weights);
@@ -458,7 +428,7 @@
         "; Reset to train another size.";
       P.python.textContent = "";
       P.python.appendChild(document.createTextNode("The same run in Python (with from mhacourse import tiny_model as tm): "));
-      P.python.appendChild(el("code", { text: pythonLine(P.config, msg.step) }));
+      P.python.appendChild(el("code", { text: P.pythonLine(msg.step) }));
     }
     if (msg.state === "diverged") {
       P.message.textContent = "The loss diverged at step " + (msg.step + 1) + " (loss " + msg.loss + ", gradient norm " +
@@ -466,55 +436,6 @@
     }
     P.lock();
   };
-
-  // One read-out: kept in step order, drawn as curves; the heads' roles,
-  // the step each first became previous-token or induction, and the phase
-  // change once lookup leaves the plateau.
-  Panel.prototype.showEval = function (e) {
-    var P = this, a = e.accuracy;
-    if (a.some(function (x) { return !Number.isFinite(x); })) { return; } // never drawn: not a number
-    if (a[0] >= 0.9 && P.timings.ninety == null && P.timings.trainPressed != null) {
-      P.timings.ninety = performance.now() - P.timings.trainPressed;
-      P.timings.ninetyStep = e.step;
-    }
-    var at = 0;
-    while (at < P.evals.length && P.evals[at].step < e.step) { at++; }
-    P.evals.splice(at, 0, e);
-    var names = MAN.train.statistics, roles = [];
-    for (var l = 0; l < e.layers; l++) {
-      var row = [];
-      for (var i = 0; i < e.h; i++) { var k = l * e.h + i; row.push(e.named[k] ? names[e.role[k]] : "mixed"); }
-      roles.push(row);
-    }
-    e.roleNames = roles;
-    var last = P.evals[P.evals.length - 1];
-    P.roleNames = last.roleNames;
-    P.roleSteps = roleSteps(P.evals);
-    var base = P.base.previousWord[2], jump = null;
-    P.evals.some(function (r) { if (r.accuracy[2] > base + PHASE_MARGIN) { jump = r.step; return true; } return false; });
-    P.phaseStep = jump;
-    D.readouts(P, last);
-    D.curves(P);
-    D.phase(P, PHASE_MARGIN);
-    D.timeline(P);
-  };
-
-  // For each head (layer l, head i): the first read-out step at which it was
-  // named previous-token, and induction ({previous: step|null, induction:
-  // step|null}), from the read-outs in step order.
-  function roleSteps(evals) {
-    var out = [];
-    evals.forEach(function (r) {
-      r.roleNames.forEach(function (row, l) {
-        out[l] = out[l] || [];
-        row.forEach(function (name, i) {
-          var h = out[l][i] = out[l][i] || { previous: null, induction: null };
-          if (name in h && h[name] == null) { h[name] = r.step; }
-        });
-      });
-    });
-    return out;
-  }
 
   // The explorer's view of this model (the same fields as a manifest entry).
   Panel.prototype.entry = function () {
@@ -555,7 +476,6 @@
     var panels = [];
     for (var i = 0; i < n; i++) { panels.push(new Panel(row, i, defaults[i], n === 1)); }
     Array.prototype.push.apply(api.panels, panels);
-    api.phaseMargin = PHASE_MARGIN;
     both.addEventListener("click", function () { panels.forEach(function (p) { p.start(); }); });
     if (why) { panels.forEach(function (p) { p.fail(why); }); both.disabled = true; }
   }
@@ -569,7 +489,7 @@
   // unless the page has loaded them already.
   function loadParts() {
     var have = window.mhaTrainerParts || {};
-    if (have.Client && have.draw) { return Promise.resolve(have); }
+    if (have.Client && have.draw && have.installReadout && have.installKnobs) { return Promise.resolve(have); }
     return PARTS.reduce(function (chain, file) {
       return chain.then(function () {
         return new Promise(function (resolve, reject) {
@@ -591,6 +511,8 @@
     }
     loadParts().then(function (parts) {
       Parts = parts; el = parts.el; D = parts.draw;
+      parts.installReadout(Panel, { MAN: MAN, later: later, reader: reader, el: el, api: api });
+      parts.installKnobs(Panel, { MAN: MAN, el: el, api: api });
       roots.forEach(mount);
     }).catch(function (err) {
       roots.forEach(function (r) { r.textContent = "The trainer's scripts did not load (" + err.message + "); reload the page, or rebuild the site with `make book`."; });
