@@ -139,6 +139,7 @@
     });
     var names = [];
     for (var l = 1; l <= T.n_layers; l++) { names.push("attn_" + l); }
+    Object.keys(feeds).forEach(function (k) { if (s.inputNames.indexOf(k) < 0) { delete feeds[k]; } }); // heads: not in every build
     var run = queue.then(function () { return s.run(feeds, names); });
     queue = run.catch(function () {});
     var r = await run;

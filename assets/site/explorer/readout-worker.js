@@ -10,7 +10,7 @@
 // when the graph has them. Requests are answered in the order they came.
 //
 // The messages: trainer-client.js (Reader), the page's side, lists them.
-import { loadOrt, graph, words, ids64, weightFeeds, report } from "./worker-common.js";
+import { loadOrt, graph, words, ids64, weightFeeds, only, report } from "./worker-common.js";
 
 let ort = null;
 let T = null; // the manifest's "train" entry
@@ -46,7 +46,7 @@ async function read(msg) {
     feeds.layer_on = new ort.Tensor("float32", msg.layerOn || new Float32Array(layers).fill(1), [layers]);
   }
   const t0 = performance.now();
-  const r = await evaluate.run(feeds);
+  const r = await evaluate.run(only(evaluate, feeds));
   return { type: "read", id: msg.id, step: msg.step, ms: performance.now() - t0,
     accuracy: Array.from(r.accuracy.data), stats: Array.from(r.stats.data),
     role: Array.from(r.role.data, Number), named: Array.from(r.named.data, Boolean),

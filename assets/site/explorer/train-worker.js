@@ -16,7 +16,7 @@
 //
 // The messages: trainer-client.js, the page's side, lists them.
 
-import { loadOrt, graph, words, ids64, weightFeeds, report } from "./worker-common.js";
+import { loadOrt, graph, words, ids64, weightFeeds, only, report } from "./worker-common.js";
 
 let ort = null;
 let T = null; // the manifest's "train" entry
@@ -55,7 +55,7 @@ async function setup(msg) {
   // the knobs are inputs of the same graphs (a build without them has none)
   if (has("init", "heads")) { init.heads = new ort.Tensor("float32", new Float32Array(msg.h), [msg.h]); }
   if (has("init", "identical")) { init.identical = scalar(knobs.identical ? 1 : 0); }
-  const r = await sessions.init.run(init);
+  const r = await sessions.init.run(only(sessions.init, init));
   const params = T.params.map((p) => r[p.input]);
   const zeros = () => params.map((p) => new ort.Tensor("float32", new Float32Array(p.size), p.dims));
   run = { h: msg.h, d_k: msg.d_k, d_model: d, seed: msg.seed, params: params,
@@ -90,7 +90,7 @@ async function step() {
     feeds.layer_on = new ort.Tensor("float32", Float32Array.from(on), [T.n_layers]);
   }
   feeds.x = ids64(ort, data.batches, s * B * L, B * L, [B, L]);
-  const r = await sessions.step.run(feeds, stepFetches());
+  const r = await sessions.step.run(only(sessions.step, feeds), stepFetches());
   const loss = r.loss.data[0], norm = r.grad_norm.data[0];
   if (!Number.isFinite(loss) || !Number.isFinite(norm)) {
     return { loss: loss, norm: norm, diverged: true };

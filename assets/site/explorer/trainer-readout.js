@@ -164,6 +164,13 @@
       });
     }
 
+    // One read-out of the model now, with whatever the build reads (the
+    // benchmark times it): {ms in the worker, accuracy, roles, circuits}.
+    Panel.prototype.readNow = function (opts) {
+      var snap = this.snapshot;
+      return reader().read(snap.params, snap.h, snap.step, opts);
+    };
+
     Panel.prototype.baselines = baselines;
     Panel.prototype.pythonLine = function (steps) { return pythonLine(this.config, steps, this.knobs); };
     ctx.api.phaseMargin = PHASE_MARGIN;

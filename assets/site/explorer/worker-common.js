@@ -63,6 +63,15 @@ export function weightFeeds(ort, T, params, h, into) {
   return into;
 }
 
+// The feeds a graph takes, of those given: a build's graphs may take
+// `heads` (h,) or read h from head_mask instead, and onnxruntime refuses a
+// feed the graph does not have.
+export function only(session, feeds) {
+  const out = {};
+  for (const k of session.inputNames) { if (k in feeds) { out[k] = feeds[k]; } }
+  return out;
+}
+
 // The error message as the page shows it, and where it happened.
 export function report(err, stage) {
   return { type: "error", message: String(err && err.message ? err.message : err),
