@@ -14,8 +14,13 @@ For each cell it writes a trained model ``h{h}_dk{d_k}.safetensors`` (float16
 weights) and the same size untrained, ``h{h}_dk{d_k}_init.safetensors``
 (stored as its seed and a fingerprint: see ``tiny_model.save``), and
 ``metrics.json``: held-out accuracy (overall and per part of the task),
-parameter count, training time and what every head attends to
-(``tiny_model.head_scores``). Accuracies are measured on the files as saved.
+parameter count, training time, what every head attends to
+(``tiny_model.head_scores``) and each trained model's ``history`` (held-out
+accuracy per part, loss and head roles every :data:`HISTORY_EVERY` steps:
+``tiny_model.train(eval_every=...)``). Accuracies are measured on the files
+as saved. Every model is ``tiny_model.train(cfg, steps, seed=0)``: the
+weights the in-browser trainer starts from (``step.init_core``) and its
+batches (``data_seed=0``), so a page run of the same size is the same run.
 
 ``--sweep`` trains d_model = 64 with h = 1, 2, 4, ..., 64 (d_k = 64 / h, down
 to 1) for several seeds, with the same steps for every h, and writes
@@ -58,6 +63,7 @@ SWEEP_D_MODEL = 64
 SWEEP_STEPS = GRID_STEPS[SWEEP_D_MODEL]  # same for every h: equal budgets; and
 #   seed 0 of h = 2, 4, 8 is then the grid's model (before float16 rounding)
 SWEEP_SEEDS = (0, 1)
+HISTORY_EVERY = 50  # steps between the grid's history entries
 
 
 def round_floats(obj, nd: int = 4):
@@ -97,7 +103,7 @@ def run_grid(out: Path, quick: bool, cells=None) -> dict:
         print(f"h = {h}, d_k = {d_k}, d_model = {cfg.d_model}: "
               f"{steps} steps ...", flush=True)
         common = {"h": h, "d_k": d_k, "d_model": cfg.d_model,
-                  "n_layers": cfg.n_layers, "seed": SEED}
+                  "n_layers": cfg.n_layers, "seed": SEED, "data_seed": 0}
 
         init = tm.TinyTransformer(cfg, seed=SEED)
         path = tm.save(init, out / f"{tm.model_name(h, d_k, False)}.safetensors",
@@ -106,7 +112,8 @@ def run_grid(out: Path, quick: bool, cells=None) -> dict:
                        **common, "params": tm.n_params(init), "steps": 0,
                        **describe(tm.load(path), path, data)})
 
-        model, m = tm.train(cfg, steps, seed=SEED)
+        model, m = tm.train(cfg, steps, seed=SEED,
+                            eval_every=min(HISTORY_EVERY, steps), eval_data=data)
         path = tm.save(model, out / f"{tm.model_name(h, d_k)}.safetensors",
                        extra={"steps": steps, "seed": SEED})
         entry = {"name": tm.model_name(h, d_k), "trained": True, **common,
@@ -115,7 +122,7 @@ def run_grid(out: Path, quick: bool, cells=None) -> dict:
                  "train_seconds": m["train_seconds"],
                  "cpu_seconds": m["cpu_seconds"],
                  "accuracy_float32": m["accuracy"],
-                 **describe(tm.load(path), path, data)}
+                 **describe(tm.load(path), path, data), "history": m["history"]}
         models.append(entry)
         print(f"  accuracy {entry['accuracy']:.3f} (previous "
               f"{entry['previous']:.3f}, lookup {entry['lookup']:.3f}; "

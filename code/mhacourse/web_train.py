@@ -4,22 +4,31 @@ At build time (``scripts/export_explorer.py``) this module writes four ONNX
 graphs, each traced **once** for every (h, d_k) (``h`` and ``d_model`` are
 symbolic sizes of the graph), and the data they read:
 
-=============  =========================================  =====================
-graph          inputs                                     outputs
-=============  =========================================  =====================
-``init``       ``noise`` (P,) float16, ``width`` (d_model,),      the weights, in
-               ``seed`` () int64                          ``param_names`` order
-``step``       weights, ``m``, ``v`` (AdamW's moments),   ``loss``, ``grad_norm``
-               ``s``, ``steps`` () float, ``x`` (32, 16)  (), the new weights,
-               int64, ``heads`` (h,)                      ``m``, ``v``; the
-                                                          gradients (fetched by
-                                                          the tests only)
-``forward``    weights, ``ids`` (1, L) int64, ``heads``   ``logits``,
-                                                          ``attn_1``, ``attn_2``
-``evaluate``   weights, ``x`` (N, 16) int64, ``heads``    ``accuracy`` (3,),
-                                                          ``stats`` (2, h, 5),
-                                                          ``role``, ``named``
-=============  =========================================  =====================
+=============  ==========================================  ====================
+graph          inputs                                      outputs
+=============  ==========================================  ====================
+``init``       ``noise`` (P,) float16, ``width`` (d_model,),  the weights, in
+               ``seed`` () int64, ``heads`` (h,),          ``param_names``
+               ``identical`` () float (1: every head a     order
+               copy of head 0)
+``step``       weights, ``m``, ``v`` (AdamW's moments),    ``loss``,
+               ``s``, ``steps``, ``warmup`` () float,      ``grad_norm`` (),
+               ``layer_on`` (2,), ``x`` (32, 16) int64,    the new weights,
+               ``heads`` (h,)                              ``m``, ``v``; the
+                                                           gradients (fetched
+                                                           by the tests only)
+``forward``    weights, ``ids`` (1, L) int64,              ``logits``,
+               ``head_mask`` (2, h), ``layer_on`` (2,)     ``attn_1``, ``attn_2``
+``evaluate``   weights, ``x`` (N, 16) int64,               ``accuracy`` (3,),
+               ``head_mask`` (2, h), ``layer_on`` (2,)     ``stats`` (2, h, 5),
+                                                           ``role``, ``named``
+=============  ==========================================  ====================
+
+``heads`` (any values) and ``head_mask``'s second axis give h; ``layer_on``
+(1 run the block, 0 skip it) and ``head_mask`` (1 keep the head, 0 remove
+it) are :func:`~mhacourse.tiny_model.model.forward_core`'s; ``warmup`` is
+the warm-up's length (100 on, 0 off). The knobs are inputs of the same
+graphs, so the page has no second code path for them.
 
 They are :mod:`mhacourse.tiny_model.step`'s functions: the model is
 :func:`~mhacourse.tiny_model.model.forward_core`, the gradients are
@@ -56,11 +65,13 @@ import torch
 from torch.fx.experimental.proxy_tensor import make_fx
 
 from . import tasks
-from ._validate import InputError, check_positive_int
+from ._validate import InputError, check_positive_int, describe
+from ._validate_newer import check_bool, check_seed
+from ._validate_tiny import check_path
 from .catalogue import BUDGET_D_MODEL, SEED, steps_for
 from .tiny_model import step as st
 from .tiny_model.model import TinyConfig
-from .tiny_model.training import HELDOUT_N, heldout
+from .tiny_model.training import DATA_SEED_OFFSET, HELDOUT_N, heldout
 
 OPSET = 18
 H_MAX = 16  # heads: 1 .. 16
@@ -71,15 +82,57 @@ EXAMPLE = TinyConfig(h=3, d_k=7)  # traced at d_model 21: no size equals another
 STEP_NAMES = ("step", "evaluate", "forward", "init")  # the graphs, longest export first
 
 
-def check_sizes(h, d_k) -> None:
-    """The sizes the page accepts (it says the same, in the same words)."""
-    check_positive_int("h", h, H_MAX, "time and memory: the page trains on one CPU thread")
-    check_positive_int("d_k", d_k, D_K_RANGE[1], "time: a step grows as d_model^2")
-    if d_k < D_K_RANGE[0]:
-        raise InputError(f"d_k must be at least {D_K_RANGE[0]}; got {d_k}.")
+#: The words of every size limit, written once: :func:`check_sizes` raises
+#: them and the manifest carries them (``train.limits.messages``), so the
+#: page refuses a size in the same words. ``str.format`` templates over
+#: ``{h}``, ``{d_k}``, ``{d_model}``, ``{h_max}``, ``{d_k_min}``,
+#: ``{d_k_max}``, ``{d_model_max}`` and ``{budget}``.
+SIZE_MESSAGES = {
+    "h": "h must be a whole number from 1 to {h_max} (time and memory: the page "
+         "trains on one CPU thread); got {h}.",
+    "budget": "h = {h} does not divide d_model = {budget}: pick a divisor ("
+              + ", ".join(str(h) for h in range(1, H_MAX + 1) if BUDGET_D_MODEL % h == 0)
+              + "), or untick \"same budget\".",
+    "d_k": "d_k must be a whole number from {d_k_min} to {d_k_max} (time: a step "
+           "grows as d_model\u00b2); got {d_k}.",
+    "d_model": "d_model = h \u00d7 d_k = {h} \u00d7 {d_k} = {d_model} is over "
+               "{d_model_max} (time: a step grows as d_model\u00b2); make h or d_k "
+               "smaller.",
+}
+
+
+def limits() -> dict:
+    """The limits :func:`check_sizes` applies, by the names its messages use."""
+    return {"h_max": H_MAX, "d_k_min": D_K_RANGE[0], "d_k_max": D_K_RANGE[1],
+            "d_model_max": D_MODEL_MAX, "budget": BUDGET_D_MODEL}
+
+
+def _whole(value) -> bool:
+    return isinstance(value, (int, np.integer)) and not isinstance(value, (bool, np.bool_))
+
+
+def check_sizes(h, d_k, budget: bool = False) -> None:
+    """The sizes the page accepts, refused in :data:`SIZE_MESSAGES`' words
+    (the page says the same). ``budget``: "same budget" is ticked, so h must
+    divide the budget's d_model."""
+    check_bool("budget", budget)
+    words = {**limits(), "h": h, "d_k": d_k, "d_model": "?"}
+    if not _whole(h) or not 1 <= h <= H_MAX:
+        raise InputError(SIZE_MESSAGES["h"].format(**words))
+    if budget and BUDGET_D_MODEL % h:
+        raise InputError(SIZE_MESSAGES["budget"].format(**words))
+    if not _whole(d_k) or not D_K_RANGE[0] <= d_k <= D_K_RANGE[1]:
+        raise InputError(SIZE_MESSAGES["d_k"].format(**words))
     if h * d_k > D_MODEL_MAX:
-        raise InputError(f"d_model = h * d_k must be at most {D_MODEL_MAX} (time: a "
-                         f"step grows as d_model^2); got {h} * {d_k} = {h * d_k}.")
+        raise InputError(SIZE_MESSAGES["d_model"].format(**{**words, "d_model": h * d_k}))
+
+
+def check_kind(kind) -> str:
+    """``kind`` if it names a graph of :data:`STEP_NAMES`."""
+    if not isinstance(kind, str) or kind not in STEP_NAMES:
+        raise InputError(f"kind must be one of the training graphs {list(STEP_NAMES)}; "
+                         f"got {describe(kind)}.")
+    return kind
 
 
 # ------------------------------------------------------------------ tracing
@@ -133,37 +186,51 @@ def graph_functions(cfg: TinyConfig = EXAMPLE) -> dict:
 
     def zeros():  # new tensors each time: an input passed twice would be merged into one
         return tuple(torch.zeros_like(p) for p in P)
-    heads = torch.zeros(cfg.h)
+
+    def heads():
+        return torch.zeros(cfg.h)
+
+    def layer_on():
+        return torch.ones(cfg.n_layers)
+
+    def head_mask():
+        return torch.ones(cfg.n_layers, cfg.h)
     x, _, _ = tasks.sample(cfg.batch, seed=1)  # (32, 16)
 
-    def init(noise, width, seed):
-        return st.init_core(noise.float(), width, seed)
+    def init(noise, width, seed, heads, identical):
+        return st.init_core(noise.float(), width, seed, heads, identical)
 
     def step(*a):
-        loss, p, m, v, grads, norm = st.train_step(a[:n], a[n:2 * n], a[2 * n:3 * n],
-                                                   *a[3 * n:])
+        s, steps, warmup, on, x, h = a[3 * n:]
+        loss, p, m, v, grads, norm = st.train_step_core(
+            a[:n], a[n:2 * n], a[2 * n:3 * n], s, steps, x, h, warmup, on)
         return (loss, norm, *p, *m, *v, *grads)
 
-    def forward(*a):
-        logits, attention = st.forward_with(a[:n], a[n], a[n + 1])
+    def forward(*a):  # h is head_mask's second axis: no heads input here
+        ids, mask, on = a[n:]
+        logits, attention = st.forward_with(a[:n], ids, mask[0], mask, on)
         return (logits, *attention)
 
     def evaluate(*a):
-        return st.evaluate_with(a[:n], a[n], a[n + 1])
+        x, mask, on = a[n:]
+        return st.evaluate_with(a[:n], x, mask[0], mask, on)
 
     moments = [f"m_{k}" for k in names] + [f"v_{k}" for k in names]
     layers = [f"attn_{i + 1}" for i in range(cfg.n_layers)]
     return {
-        "init": (init, (st.noise_pool().half(), torch.zeros(cfg.d_model), torch.tensor(0)),
-                 ["noise", "width", "seed"], names),
-        "step": (step, (*P, *zeros(), *zeros(), torch.tensor(0.0), torch.tensor(800.0), x,
-                        heads),
-                 [*names, *moments, "s", "steps", "x", "heads"],
+        "init": (init, (st.noise_pool().half(), torch.zeros(cfg.d_model), torch.tensor(0),
+                        heads(), torch.tensor(0.0)),
+                 ["noise", "width", "seed", "heads", "identical"], names),
+        "step": (step, (*P, *zeros(), *zeros(), torch.tensor(0.0), torch.tensor(800.0),
+                        torch.tensor(float(cfg.warmup)), layer_on(), x, heads()),
+                 [*names, *moments, "s", "steps", "warmup", "layer_on", "x", "heads"],
                  ["loss", "grad_norm", *[f"new_{k}" for k in names + moments],
                   *[f"grad_{k}" for k in names]]),
-        "forward": (forward, (*P, x[:1, :5], heads), [*names, "ids", "heads"],
+        "forward": (forward, (*P, x[:1, :5], head_mask(), layer_on()),
+                    [*names, "ids", "head_mask", "layer_on"],
                     ["logits", *layers]),
-        "evaluate": (evaluate, (*P, x, heads), [*names, "x", "heads"],
+        "evaluate": (evaluate, (*P, x, head_mask(), layer_on()),
+                     [*names, "x", "head_mask", "layer_on"],
                      ["accuracy", "stats", "role", "named"]),
     }
 
@@ -188,6 +255,7 @@ def onnx_decompositions() -> dict:
 def trace(kind: str, cfg: TinyConfig = EXAMPLE) -> torch.fx.GraphModule:
     """``make_fx`` of one graph's function with every size symbolic, already
     decomposed into the operations ONNX has (:func:`onnx_decompositions`)."""
+    check_kind(kind)
     st.param_names()  # build the name list outside the trace
     fn, args, _, _ = graph_functions(cfg)[kind]
     gm = make_fx(fn, tracing_mode="symbolic", decomposition_table=onnx_decompositions())(*args)
@@ -211,27 +279,28 @@ def _decomposed_already():
 
 
 def _dynamic_shapes(kind: str, args, cfg: TinyConfig = EXAMPLE):
+    """Which axes of each input are sizes of the graph: ``d_model`` (every
+    weight axis of that length), ``h``, and the sequences' ``L`` or ``N``."""
     D = torch.export.Dim("d_model", min=2, max=D_MODEL_MAX)
     H = torch.export.Dim("h", min=1, max=H_MAX)
     L = torch.export.Dim("L", min=1, max=cfg.max_len)
-    dims = []
-    for t in args:
-        dims.append({i: D for i, s in enumerate(t.shape) if s == cfg.d_model} or None)
-    if kind == "init":
-        return [None, {0: D}, None]
-    dims[-1] = {0: H}  # heads
-    if kind == "forward":
-        dims[-2] = {1: L}  # ids
-    elif kind == "step":
-        dims[-2] = None  # x: (32, 16)
-    else:  # evaluate: any number of held-out sequences
-        dims[-2] = {0: torch.export.Dim("N", min=1, max=4096)}
-    return dims
+    N = torch.export.Dim("N", min=1, max=4096)
+    special = {"heads": {0: H}, "head_mask": {1: H}, "layer_on": None, "x": None,
+               "noise": None, "seed": None, "identical": None, "width": {0: D},
+               "s": None, "steps": None, "warmup": None,
+               "ids": {1: L}}
+    if kind == "evaluate":
+        special["x"] = {0: N}  # any number of held-out sequences; step's is (32, 16)
+    _, _, inputs, _ = graph_functions(cfg)[kind]
+    return [special[name] if name in special else
+            ({i: D for i, s in enumerate(t.shape) if s == cfg.d_model} or None)
+            for name, t in zip(inputs, args, strict=True)]
 
 
 def export(kind: str, path, cfg: TinyConfig = EXAMPLE) -> Path:
     """Trace and write one graph (:data:`STEP_NAMES`) to ``path``."""
-    path = Path(path)
+    check_kind(kind)
+    path = check_path("path", path)
     path.parent.mkdir(parents=True, exist_ok=True)
     _, args, inputs, outputs = graph_functions(cfg)[kind]
     gm = trace(kind, cfg)
@@ -261,17 +330,20 @@ def export(kind: str, path, cfg: TinyConfig = EXAMPLE) -> Path:
 # ------------------------------------------------------------------ data
 
 def batches(steps: int = MAX_STEPS, seed: int = SEED) -> torch.Tensor:
-    """The word ids of :func:`train`'s first ``steps`` batches (its generator,
-    its batch size). Shapes: (steps, 32, 16) int64."""
-    g = torch.Generator().manual_seed(10_000 + seed)
+    """The word ids of :func:`train`'s first ``steps`` batches (its generator
+    for ``data_seed=seed``, its batch size). Shapes: (steps, 32, 16) int64."""
+    steps = check_positive_int("steps", steps, MAX_STEPS,
+                               "the longest run the page offers")
+    seed = check_seed("seed", seed)
+    g = torch.Generator().manual_seed(DATA_SEED_OFFSET + seed)
     return torch.stack([tasks.sample(EXAMPLE.batch, generator=g)[0]
                         for _ in range(steps)])
 
 
-def write_data(out: Path) -> dict:
+def write_data(out) -> dict:
     """``pool.f16``, ``batches.u16``, ``heldout.u16`` in ``out``; returns
     their entries for the manifest."""
-    out.mkdir(parents=True, exist_ok=True)
+    out = _folder("out", out)
     x_held = heldout()[0]
     files = {
         "pool": ("pool.f16", st.noise_pool().numpy().astype(np.float16)),
@@ -290,11 +362,38 @@ def export_job(folder: Path, kind: str) -> tuple[str, dict]:
     """One graph, as a job of ``web_export``'s export pool: writes
     ``folder/{kind}.onnx``; returns ``("train", {"kind", "file", "bytes",
     "export_seconds"})``."""
+    check_kind(kind)
+    folder = _folder("folder", folder)
     t = time.perf_counter()
     torch.set_num_threads(1)
     path = export(kind, Path(folder) / f"{kind}.onnx")
     return "train", {"kind": kind, "file": path.name, "bytes": path.stat().st_size,
                      "export_seconds": round(time.perf_counter() - t, 1)}
+
+
+def graph_io(kind: str) -> dict:
+    """A graph's inputs and outputs by name, in graph order, less the weights
+    and AdamW's moments (``params[].input``, ``m_``/``v_``, ``new_``,
+    ``grad_`` of those names): what the page feeds and reads besides them."""
+    _, _, inputs, outputs = graph_functions()[check_kind(kind)]
+    weights = {p.replace(".", "_") for p in st.param_names()}
+    derived = weights | {f"{a}_{w}" for a in ("m", "v") for w in weights}
+    derived |= {f"{a}_{w}" for a in ("new", "grad") for w in derived}
+    return {"inputs": [i for i in inputs if i not in derived],
+            "outputs": [o for o in outputs if o not in derived]}
+
+
+def _folder(name: str, folder) -> Path:
+    """``folder`` as a Path to a folder (made if missing), or one InputError."""
+    folder = check_path(name, folder)
+    if folder.exists() and not folder.is_dir():
+        raise InputError(f"{name} {folder} is a file, not a folder; give a folder "
+                         "for the training data.")
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+    except OSError as e:
+        raise InputError(f"cannot make the folder {folder} ({e.strerror}).") from None
+    return folder
 
 
 def param_dims() -> dict:
@@ -313,17 +412,25 @@ def param_dims() -> dict:
 def manifest_entry(graphs: dict, folder: Path) -> dict:
     """The manifest's ``"train"`` entry for the exported ``graphs``
     (``{kind: export_job's dict}``); writes the data files into ``folder``."""
+    if not isinstance(graphs, dict) or sorted(graphs) != sorted(STEP_NAMES) or not all(
+            isinstance(v, dict) and {"file", "bytes", "export_seconds"} <= set(v)
+            for v in graphs.values()):
+        raise InputError(f"graphs must hold export_job's entry for every graph "
+                         f"{sorted(STEP_NAMES)}; got {describe(graphs)}: a manifest "
+                         "without them would leave the page unable to train.")
+    folder = _folder("folder", folder)
     cfg = EXAMPLE
     return {
-        "graphs": {k: {key: v[key] for key in ("file", "bytes", "export_seconds")}
+        "graphs": {k: {**{key: v[key] for key in ("file", "bytes", "export_seconds")},
+                       **graph_io(k)}
                    for k, v in sorted(graphs.items())},
         "data": write_data(Path(folder)),
         "params": [{"name": k, "input": k.replace(".", "_"), "dims": dims}
                    for k, dims in param_dims().items()],
         "n_layers": cfg.n_layers, "vocab_size": cfg.vocab_size,
         "batch": [cfg.batch, cfg.max_len], "heldout_n": HELDOUT_N,
-        "limits": {"h_max": H_MAX, "d_k_min": D_K_RANGE[0], "d_k_max": D_K_RANGE[1],
-                   "d_model_max": D_MODEL_MAX, "max_steps": MAX_STEPS},
+        "limits": {**{k: v for k, v in limits().items() if k != "budget"},
+                   "max_steps": MAX_STEPS, "messages": SIZE_MESSAGES},
         "steps_for": {str(d): steps_for(d) for d in range(1, D_MODEL_MAX + 1)},
         "budget": BUDGET_D_MODEL, "statistics": list(st.STATISTICS), "seed": SEED,
     }

@@ -6,8 +6,9 @@ from pathlib import Path
 import pytest
 import torch
 
-from mhacourse import explorer, tasks
+from mhacourse import catalogue, explorer, tasks
 from mhacourse import tiny_model as tm
+from mhacourse.tiny_model import step as st
 
 ROOT = Path(__file__).resolve().parents[2]
 MODELS = ROOT / "assets" / "models"
@@ -163,6 +164,230 @@ def test_attention_on_a_sentence():
     assert [tuple(A.shape) for A in attention] == [(2, 7, 7)] * 2
     with pytest.raises(ValueError, match="sequence length"):
         tm.attention_on(model, "the cat " * 20)
+
+
+# --- one run, two engines ------------------------------------------------------------
+
+def core_run(cfg, steps, seed=0, data_seed=0, run_steps=None, layer_on=None,
+             identical=False):
+    """``run_steps`` steps of a ``steps``-step run by iterating
+    step.train_step_core (the function the page runs), from
+    TinyTransformer(cfg, seed)'s weights on train()'s batches. Returns
+    (losses, params)."""
+    P = tuple(p.detach().clone() for p in
+              tm.TinyTransformer(cfg, seed, identical_heads=identical).state_dict().values())
+    M = tuple(torch.zeros_like(p) for p in P)
+    V = tuple(torch.zeros_like(p) for p in P)
+    g = torch.Generator().manual_seed(10_000 + data_seed)
+    losses = []
+    for s in range(steps if run_steps is None else run_steps):
+        x = tasks.sample(cfg.batch, generator=g)[0]
+        loss, P, M, V, _, _ = st.train_step_core(
+            P, M, V, torch.tensor(float(s)), torch.tensor(float(steps)), x,
+            torch.zeros(cfg.h), torch.tensor(float(cfg.warmup)), layer_on)
+        losses.append(loss.item())
+    return losses, P
+
+
+def test_the_model_starts_from_init_core():
+    """TinyTransformer(cfg, seed) is the page's init graph's function, and a
+    1-layer model starts as the 2-layer one without its second block."""
+    for h, d_k, seed in [(4, 16, 0), (3, 20, 5)]:
+        cfg = tm.TinyConfig(h=h, d_k=d_k)
+        model = tm.TinyTransformer(cfg, seed)
+        assert list(model.state_dict()) == st.param_names(2)
+        want = st.init_core(st.noise_pool(), torch.zeros(cfg.d_model), torch.tensor(seed))
+        for name, a, b in zip(st.param_names(), model.state_dict().values(), want):
+            assert torch.equal(a, b), name
+        one = tm.TinyTransformer(tm.TinyConfig(h=h, d_k=d_k, n_layers=1), seed)
+        assert list(one.state_dict()) == st.param_names(1)
+        for name, t in one.state_dict().items():
+            assert torch.equal(t, model.state_dict()[name]), name
+    a, b = (tm.TinyTransformer(tm.TinyConfig(), s).W_E for s in (0, 1))
+    assert not torch.equal(a, b)
+
+
+@pytest.mark.parametrize("h,d_k,seed", [(4, 16, 0), (3, 20, 1)])
+def test_train_and_the_pages_step_give_the_same_losses(h, d_k, seed):
+    """One run, two engines: train() (torch.optim) and 50 steps of
+    step.train_step_core (the function the page runs, exported) from the same
+    weights on the same batches: losses equal to 1e-4 (relative)."""
+    cfg = tm.TinyConfig(h=h, d_k=d_k)
+    core, _ = core_run(cfg, 50, seed)
+    _, m = tm.train(cfg, 50, seed=seed, eval_every=1, eval_data=tm.heldout(n=8))
+    ref = [e["loss"] for e in m["history"]]
+    assert len(ref) == len(core) == 50
+    worst = max(abs(a - b) / abs(b) for a, b in zip(core, ref))
+    assert worst <= 1e-4, worst
+    assert core[-1] < core[0] - 0.5  # and it trains
+
+
+def test_history_records_the_run():
+    data = tm.heldout(n=128)
+    _, m = tm.train(tm.TinyConfig(h=2, d_k=8), 40, seed=0, eval_every=20,
+                    eval_data=data)
+    hist = m["history"]
+    assert [e["step"] for e in hist] == [20, 40]
+    assert set(hist[0]) == {"step", "accuracy", "previous", "lookup", "loss", "roles"}
+    assert hist[-1]["accuracy"] == pytest.approx(m["accuracy"], abs=1e-6)
+    assert all(len(layer) == 2 and set(layer) <= {*tm.analysis.STATISTICS, "mixed"}
+               for layer in hist[0]["roles"])
+    assert hist[0]["loss"] > hist[1]["loss"]
+    _, quiet = tm.train(tm.TinyConfig(h=2, d_k=8), 5, seed=0, eval_data=data)
+    assert "history" not in quiet
+
+
+def test_data_seed_chooses_the_batches_and_seed_the_start():
+    cfg = tm.TinyConfig(h=2, d_k=8)
+    data = tm.heldout(n=64)
+    first = [tm.train(cfg, 1, eval_every=1, eval_data=data, **k)[1]["history"][0]["loss"]
+             for k in ({"seed": 0}, {"seed": 0, "data_seed": 1}, {"seed": 1},
+                       {"seed": 0})]
+    assert len(set(first[:3])) == 3 and first[3] == first[0]
+
+
+# --- knobs: one layer, warm-up, an identical start, ablation ---------------------------
+
+def test_layer_2_off_trains_as_the_one_layer_model():
+    """A 2-layer run with layer_on = [1, 0] (the page's one-layer knob) is
+    train(TinyConfig(n_layers=1)): same start, same batches, same losses and
+    weights to float rounding; block 2 is never changed."""
+    h, d_k, steps = 2, 8, 30
+    cfg = tm.TinyConfig(h=h, d_k=d_k)
+    losses, P = core_run(cfg, steps, layer_on=torch.tensor([1.0, 0.0]))
+    model, m = tm.train(tm.TinyConfig(h=h, d_k=d_k, n_layers=1), steps, eval_every=1,
+                        eval_data=tm.heldout(n=8))
+    ref = [e["loss"] for e in m["history"]]
+    assert max(abs(a - b) / b for a, b in zip(losses, ref)) <= 1e-4
+    got = dict(zip(st.param_names(2), P))
+    for name, want in model.state_dict().items():
+        if not name.endswith("b_K"):  # a softmax ignores b_K: its true gradient
+            # is 0, and Adam turns rounding noise into lr-sized steps (issue 30)
+            assert torch.allclose(got[name], want, atol=1e-4, rtol=0), name
+    x = tasks.sample(8, seed=2)[0]
+    logits, _ = st.forward_with(P, x, torch.zeros(h), layer_on=torch.tensor([1.0, 0.0]))
+    assert torch.allclose(logits, model(x), atol=1e-4)
+    start = tm.TinyTransformer(cfg).state_dict()
+    for name in st.param_names(2):
+        if name.startswith("blocks.1."):
+            assert torch.equal(got[name], start[name]), name
+
+
+def test_the_one_layer_control_stays_on_the_plateau():
+    """No previous-token head below it, no induction head: a 1-layer model
+    learns the previous word but not the lookup, in the steps the 2-layer
+    model of its width trains for."""
+    cfg = tm.TinyConfig(h=4, d_k=16, n_layers=1)
+    data = tm.heldout(n=256)
+    _, m = tm.train(cfg, catalogue.steps_for(cfg.d_model), eval_data=data)
+    b = tasks.baselines(*data)["previous word"]
+    assert m["previous"] > 0.9
+    assert m["lookup"] < 0.40
+    assert m["lookup"] < b["lookup"] + 0.1, (m, b)  # about the previous-word rule's
+
+
+def test_without_warm_up_the_schedule_starts_at_the_peak():
+    s, steps = torch.tensor(0.0), torch.tensor(800.0)
+    assert float(tm.training.lr_factor(s, steps, 0)) == 1.0
+    assert float(tm.training.lr_factor(s, steps, torch.tensor(0.0))) == 1.0
+    assert float(tm.training.lr_factor(s, steps, 100)) == pytest.approx(1 / 100)
+    cfg = tm.TinyConfig(h=2, d_k=8, warmup=0)
+    on, _ = core_run(tm.TinyConfig(h=2, d_k=8), 100, run_steps=3)
+    off, _ = core_run(cfg, 100, run_steps=3)
+    assert on[0] == off[0] and on[2] != off[2]
+
+
+def one_head(w, i, h):
+    """Head i's slices of MHAWeights w: W_Q, W_K, W_V columns and biases,
+    W_O rows (d_k of each)."""
+    d_k = w.W_Q.shape[1] // h
+    cols = slice(i * d_k, (i + 1) * d_k)
+    return {"W_Q": w.W_Q[:, cols], "W_K": w.W_K[:, cols], "W_V": w.W_V[:, cols],
+            "W_O": w.W_O[cols], "b_Q": w.b_Q[cols], "b_K": w.b_K[cols],
+            "b_V": w.b_V[cols]}
+
+
+def single_head(z, p, b_O, scale_out):
+    """One causal attention head of width d_k, written out:
+    softmax(Q K^T / sqrt(d_k)) V (scale_out W_O) + b_O."""
+    Q, K, V = (z @ p[f"W_{c}"] + p[f"b_{c}"] for c in "QKV")  # (B, L, d_k)
+    scores = Q @ K.transpose(-1, -2) / Q.shape[-1] ** 0.5  # (B, L, L)
+    L = z.shape[1]
+    scores = scores.masked_fill(torch.ones(L, L, dtype=torch.bool).triu(1), float("-inf"))
+    A = scores.softmax(-1)
+    return (A @ V) @ (scale_out * p["W_O"]) + b_O, A
+
+
+def test_an_identical_start_stays_identical():
+    """Every head a copy of head 0 at the start stays one after training
+    (equal gradients, elementwise AdamW), and the layer then computes what
+    one head of width d_k computes, written h times (W_O's h equal rows)."""
+    from mhacourse.masks import causal_core
+    from mhacourse.multihead import mha_core
+    h, d_k = 4, 8
+    cfg = tm.TinyConfig(h=h, d_k=d_k)
+    model, _ = tm.train(cfg, 60, identical_heads=True, eval_data=tm.heldout(n=8))
+    x = tasks.sample(4, seed=3)[0]
+    _, _, inputs = model.core(x, return_inputs=True)
+    mask = causal_core(x.shape[1], x.shape[1])
+    for block, z in zip(model.blocks, inputs):
+        w = block.attn.weights()
+        heads = [one_head(w, i, h) for i in range(h)]
+        for other in heads[1:]:
+            for name, t in other.items():
+                assert (heads[0][name] - t).abs().max() <= 1e-6, name
+        out, A, _ = mha_core(z, z, z, w, h, mask)
+        out_1, A_1 = single_head(z, heads[0], w.b_O, h)
+        assert torch.allclose(out, out_1, atol=1e-5)
+        assert torch.allclose(A, A_1[:, None].expand_as(A), atol=1e-6)
+    start = tm.TinyTransformer(cfg, 0, identical_heads=True)
+    assert torch.equal(start.blocks[1].attn.W_O[:d_k], start.blocks[1].attn.W_O[-d_k:])
+    assert not torch.equal(start.W_E, tm.TinyTransformer(cfg, 1).W_E)
+
+
+def test_head_mask_is_chapter_4s_ablation():
+    """head_mask zeroes a head's output before W_O: the model's output with
+    head i off equals the one with W_O's rows of head i zeroed."""
+    cfg = tm.TinyConfig(h=4, d_k=8)
+    model = tm.TinyTransformer(cfg, 3)
+    x = tasks.sample(2, seed=1)[0]
+    mask = torch.ones(2, 4)
+    mask[0, 1] = mask[1, 3] = 0
+    got = model(x, head_mask=mask)
+    zeroed = tm.TinyTransformer(cfg, 3)
+    with torch.no_grad():
+        zeroed.blocks[0].attn.W_O[8:16] = 0
+        zeroed.blocks[1].attn.W_O[24:32] = 0
+    assert torch.allclose(got, zeroed(x), atol=1e-5)
+    assert torch.equal(model(x, head_mask=torch.ones(2, 4)), model(x))
+    for bad in (torch.ones(4), torch.ones(2, 3), torch.full((2, 4), 2.0), [[1] * 4] * 2,
+                torch.full((2, 4), float("nan"))):
+        with pytest.raises(ValueError, match="head_mask"):
+            model(x, head_mask=bad)
+
+
+def test_removing_the_previous_token_heads_undoes_the_induction_pattern():
+    """Causal, not correlational: with layer 1's previous-token heads off,
+    layer 2's induction heads no longer attend to the token after the
+    earlier occurrence: their induction statistic falls to about the
+    untrained model's."""
+    e = {m["name"]: m for m in committed()["models"]}["h4_dk16"]
+    model = tm.load(MODELS / e["file"])
+    data = tm.heldout(n=256)
+    scores = tm.head_scores(model, data)
+    roles = tm.head_roles(scores)
+    assert "previous" in roles[0] and "induction" in roles[1], roles
+    mask = torch.ones(2, 4)
+    mask[0] = torch.tensor([r != "previous" for r in roles[0]], dtype=torch.float32)
+    ablated = tm.head_scores(model, data, head_mask=mask)
+    untrained = tm.head_scores(tm.TinyTransformer(model.cfg), data)
+
+    def induction(sc):
+        return max(s["induction"] for s in sc[1])
+    assert induction(scores) > 0.7
+    assert induction(ablated) < induction(untrained) + 0.1, (induction(ablated),
+                                                             induction(untrained))
+    assert tm.evaluate(model, data, head_mask=mask)["lookup"] < e["lookup"] - 0.5
 
 
 # --- committed checkpoints ----------------------------------------------------------

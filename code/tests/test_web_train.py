@@ -46,10 +46,20 @@ def graphs(tmp_path_factory):
             for k in web_train.STEP_NAMES}
 
 
-def run(session, *arrays, outputs=None):
+def run(session, *arrays, outputs=None, **named):
+    """The graph on ``arrays`` (its first inputs, in order) and ``named``
+    inputs; the knobs left out are off: warm-up on, every layer and head on,
+    no identical start."""
     names = [i.name for i in session.get_inputs()]
-    assert len(names) == len(arrays), (len(names), len(arrays))
-    feed = {n: np.asarray(a) for n, a in zip(names, arrays)}
+    heads = named.pop("heads", None)  # forward and evaluate read h from head_mask
+    if heads is None and len(arrays) > N + 1 and "head_mask" in names:
+        heads, arrays = arrays[N + 1], arrays[:N + 1] + arrays[N + 2:]
+    feed = dict(zip(names, arrays), **named)
+    h = len(heads) if heads is not None else 1
+    off = {"warmup": scalar(100), "layer_on": np.ones(2, np.float32),
+           "head_mask": np.ones((2, h), np.float32), "identical": scalar(0),
+           "heads": heads}
+    feed = {n: np.asarray(feed[n] if n in feed else off[n]) for n in names}
     return session.run(outputs, feed)
 
 
@@ -67,8 +77,9 @@ def scalar(x):
     return np.array(x, dtype=np.float32)
 
 
-def step_outputs(session, P, M, V, s, steps, x, h):
-    r = run(session, *P, *M, *V, scalar(s), scalar(steps), x.numpy(), np.zeros(h, np.float32))
+def step_outputs(session, P, M, V, s, steps, x, h, **knobs):
+    r = run(session, *P, *M, *V, s=scalar(s), steps=scalar(steps), x=x.numpy(),
+            heads=np.zeros(h, np.float32), **knobs)
     loss, norm = float(r[0]), float(r[1])
     return (loss, norm, r[2:2 + N], r[2 + N:2 + 2 * N], r[2 + 2 * N:2 + 3 * N],
             r[2 + 3 * N:2 + 4 * N])
@@ -169,9 +180,16 @@ def test_init_graph_equals_init_core(graphs, h, d_k):
     for seed in (0, 7):
         want = st.init_core(pool, torch.zeros(h * d_k), torch.tensor(seed))
         got = run(graphs["init"], pool.half().numpy(), np.zeros(h * d_k, np.float32),
-                  np.array(seed, np.int64))
+                  np.array(seed, np.int64), np.zeros(h, np.float32))
+        assert len(got) == len(want)
         for name, a, b in zip(st.param_names(), got, want):
             assert a.shape == tuple(b.shape), name
+            np.testing.assert_allclose(a, b.numpy(), rtol=0, atol=1e-7, err_msg=name)
+        # the identical start: TinyTransformer(identical_heads=True)'s weights
+        same = tm.TinyTransformer(tm.TinyConfig(h=h, d_k=d_k), seed, identical_heads=True)
+        got = run(graphs["init"], pool.half().numpy(), np.zeros(h * d_k, np.float32),
+                  np.array(seed, np.int64), np.zeros(h, np.float32), scalar(1))
+        for (name, b), a in zip(same.state_dict().items(), got, strict=True):
             np.testing.assert_allclose(a, b.numpy(), rtol=0, atol=1e-7, err_msg=name)
 
 
@@ -223,6 +241,62 @@ def test_evaluate_graph_equals_the_package(graphs):
     got = [[st.STATISTICS[i] if ok else "mixed" for i, ok in zip(r, n)]
            for r, n in zip(role.tolist(), named.tolist())]
     assert got == roles
+
+
+@pytest.mark.parametrize("h,d_k", [(4, 16), (3, 20)])
+def test_the_knobs_are_inputs_of_the_step(graphs, h, d_k):
+    """Warm-up off and layer 2 off, as inputs of the one step graph: five
+    steps equal step.train_step_core's (loss, norm <= 1e-5 relative), and
+    block 2's weights stay exactly as they were."""
+    P0 = start(h, d_k)
+    P, M, V = numpy(P0), [np.zeros_like(p.numpy()) for p in P0], None
+    V = [m.copy() for m in M]
+    Pt, Mt, Vt = P0, tuple(torch.zeros_like(p) for p in P0), None
+    Vt = tuple(torch.zeros_like(p) for p in P0)
+    xs = web_train.batches(5)
+    on = np.array([1, 0], np.float32)
+    for s in range(5):
+        loss, norm, P, M, V, _ = step_outputs(graphs["step"], P, M, V, s, 800, xs[s], h,
+                                              warmup=scalar(0), layer_on=on)
+        lt, Pt, Mt, Vt, _, nt = st.train_step_core(
+            Pt, Mt, Vt, torch.tensor(float(s)), torch.tensor(800.0), xs[s],
+            torch.zeros(h), torch.tensor(0.0), torch.from_numpy(on))
+        assert abs(loss - lt.item()) <= 1e-5 * lt.item()
+        assert abs(norm - nt.item()) <= 1e-5 * nt.item()
+    for name, a, b in zip(st.param_names(), P, P0):
+        if name.startswith("blocks.1."):
+            np.testing.assert_array_equal(a, b.numpy(), err_msg=name)
+
+
+@pytest.mark.parametrize("h,d_k", [(4, 16), (3, 20)])
+def test_ablation_and_layer_knob_of_forward_and_evaluate(graphs, h, d_k):
+    """head_mask and layer_on on the forward and evaluate graphs give the
+    package's numbers (forward_core with the same head_mask and layer_on)."""
+    model = tm.TinyTransformer(tm.TinyConfig(h=h, d_k=d_k), seed=4)
+    P = numpy(model.state_dict().values())
+    g = torch.Generator().manual_seed(0)
+    mask = (torch.rand(2, h, generator=g) > 0.5).float()
+    mask[0, 0] = 0
+    x = tm.heldout(n=64)[0]
+    for on in ([1.0, 1.0], [1.0, 0.0], [0.0, 1.0]):
+        layer_on = torch.tensor(on)
+        with torch.no_grad():
+            logits, attention = st.forward_with(tuple(model.state_dict().values()), x[:1],
+                                                torch.zeros(h), mask, layer_on)
+            want = st.evaluate_with(tuple(model.state_dict().values()), x,
+                                    torch.zeros(h), mask, layer_on)
+        got = run(graphs["forward"], *P, x[:1].numpy(), np.zeros(h, np.float32),
+                  head_mask=mask.numpy(), layer_on=layer_on.numpy())
+        np.testing.assert_allclose(got[0], logits.numpy(), atol=1e-4)
+        for a, b in zip(got[1:], attention):
+            np.testing.assert_allclose(a, b.numpy(), atol=1e-5)
+        got = run(graphs["evaluate"], *P, x.numpy(), np.zeros(h, np.float32),
+                  head_mask=mask.numpy(), layer_on=layer_on.numpy())
+        np.testing.assert_allclose(got[0], want[0].numpy(), atol=1e-6)
+        np.testing.assert_allclose(got[1], want[1].numpy(), atol=1e-5)
+    acc_all_off = run(graphs["evaluate"], *P, x.numpy(), np.zeros(h, np.float32),
+                      head_mask=np.zeros((2, h), np.float32))[0]
+    assert np.isfinite(acc_all_off).all()  # every head off: a model, no NaN
 
 
 def test_batches_are_trains():

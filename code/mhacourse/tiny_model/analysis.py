@@ -15,14 +15,24 @@ from .._validate_tiny import (
     check_data,
     check_head_roles,
     check_head_scores,
+    check_heldout,
     check_scores_defined,
     check_statistics_inputs,
 )
 from ..masks import causal_mask
 from .model import TinyTransformer
-from .training import heldout
 
 STATISTICS = ("previous", "induction", "duplicate", "self", "first")
+HELDOUT_SEED = 20240  # the held-out set: tasks.sample(HELDOUT_N, seed=HELDOUT_SEED)
+HELDOUT_N = 1024  # sequences; 1024 * (L - 1) = 15 360 scored positions
+
+
+def heldout(task: tasks.TaskConfig = tasks.TaskConfig(), n: int = HELDOUT_N):
+    """The fixed held-out set ``(x, y, kind)`` the accuracies and head
+    statistics are measured on; training never draws it (training batches
+    come from a generator seeded differently)."""
+    check_heldout(task, n)
+    return tasks.sample(n, task, seed=HELDOUT_SEED)
 
 
 def task_attention_statistics(x: torch.Tensor, kind: torch.Tensor,
@@ -113,12 +123,15 @@ def uniform_statistics(data=None) -> dict:
 
 
 @torch.no_grad()
-def head_scores(model: TinyTransformer, data=None) -> list[list[dict]]:
+def head_scores(model: TinyTransformer, data=None, head_mask=None) -> list[list[dict]]:
     """:func:`task_attention_statistics` of ``model``'s heads on ``data`` (default:
-    the held-out set): ``scores[layer][head] = {name: value}``."""
+    the held-out set): ``scores[layer][head] = {name: value}``. With
+    ``head_mask`` (n_layers, h; 1 keep, 0 remove), the heads of the ablated
+    model: a head removed in layer 1 changes what layer 2 reads."""
     check_head_scores(model, data)
     x, _, kind = heldout() if data is None else data
-    _, attention = model(x, return_attention=True)  # n_layers x (N, h, L, L)
+    _, attention = model(x, return_attention=True,
+                         head_mask=head_mask)  # n_layers x (N, h, L, L)
     return task_attention_statistics(x, kind, attention)
 
 

@@ -10,21 +10,31 @@ Built from the course's own parts::
 Each block's attention is :class:`mhacourse.MultiHeadAttention`, so its
 per-head weights (B, h, L, L) are the ones the chapters derive. Everything
 runs on the CPU in seconds; sizes are chosen for ``torch.set_num_threads(1)``.
+
+The initial weights are :func:`init_core`'s, read from one pool of normals
+(:func:`noise_pool`): the in-browser trainer's init graph computes the same
+function, so a page run of (h, d_k, seed) starts from
+``TinyTransformer(TinyConfig(h=h, d_k=d_k), seed)``.
 """
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass, fields
 
 import torch
 from torch import nn
 
 from .. import tasks
+from .._validate import InputError, check_positive_int, describe
+from .._validate_newer import check_bool, check_nonneg_int, check_seed
 from .._validate_tiny import check_tiny_config, check_tiny_ids, check_tiny_init
 from ..block import BLOCK_PARAMS, BlockWeights, TransformerBlock, block_core, layer_norm_core
 from ..masks import causal_core
 from ..multihead import MHAWeights
 
-PRE_LN = True  # GPT-2's ordering: x + MultiHead(LN(x)); trains without warm-up tricks
+PRE_LN = True  # GPT-2's ordering: x + MultiHead(LN(x)). Xiong et al. 2020
+#     show pre-LN does not diverge without warm-up; at this course's learning
+#     rate these models still need it (TinyConfig(warmup=0) learns less)
 ACTIVATION = "gelu"  # the FFN's, as GPT-2
 
 
@@ -77,34 +87,50 @@ class TinyConfig:
 class TinyTransformer(nn.Module):
     """Token embedding + learned positions, ``n_layers`` pre-LN
     :class:`~mhacourse.TransformerBlock` s with a causal mask, final LayerNorm,
-    unembedding ``W_U``. Initialisation is fixed by ``seed``."""
+    unembedding ``W_U``.
 
-    def __init__(self, cfg: TinyConfig, seed: int = 0):
+    The initial weights are :func:`init_core`'s for ``seed``, the ones the
+    in-browser trainer starts from. With ``identical_heads=True`` every head
+    of a layer starts as a copy of head 0 (``W_Q``, ``W_K``, ``W_V`` columns,
+    their biases, and ``W_O`` rows).
+    """
+
+    def __init__(self, cfg: TinyConfig, seed: int = 0, identical_heads: bool = False):
         check_tiny_init(cfg, seed)
+        check_bool("identical_heads", identical_heads)
         super().__init__()
         self.cfg = cfg
         d, V = cfg.d_model, cfg.vocab_size
-        g = torch.Generator().manual_seed(seed)
-        self.W_E = nn.Parameter(torch.randn(V, d, generator=g))  # (V, d_model)
-        self.W_pos = nn.Parameter(torch.randn(cfg.max_len, d, generator=g))  # (L, d)
+        # registered in param_names order; the values are init_core's, below
+        self.W_E = nn.Parameter(torch.empty(V, d))  # (V, d_model)
+        self.W_pos = nn.Parameter(torch.empty(cfg.max_len, d))  # (L, d_model)
+        self.gamma_f = nn.Parameter(torch.empty(d))  # final LayerNorm
+        self.beta_f = nn.Parameter(torch.empty(d))
+        self.W_U = nn.Parameter(torch.empty(d, V))  # (d_model, V)
         self.blocks = nn.ModuleList(
             TransformerBlock(d, cfg.h, cfg.d_ff, pre_ln=PRE_LN, activation=ACTIVATION,
-                             seed=seed * 100 + 2 * (i + 1))
-            for i in range(cfg.n_layers)
+                             seed=0)
+            for _ in range(cfg.n_layers)
         )
-        self.gamma_f = nn.Parameter(torch.ones(d))  # final LayerNorm
-        self.beta_f = nn.Parameter(torch.zeros(d))
-        self.W_U = nn.Parameter(torch.randn(d, V, generator=g) / d**0.5)  # (d, V)
+        start = init_core(noise_pool(), torch.zeros(d), torch.tensor(seed),
+                          torch.zeros(cfg.h), torch.tensor(float(identical_heads)),
+                          cfg)
+        self.load_state_dict(dict(zip(_param_names(cfg.n_layers), start, strict=True)))
 
-    def forward(self, ids: torch.Tensor, return_attention: bool = False):
+    def forward(self, ids: torch.Tensor, return_attention: bool = False,
+                head_mask=None):
         """Shapes: ``ids`` (B, L) long -> logits (B, L, vocab_size).
 
         With ``return_attention=True`` returns ``(logits, [A_1, ..., A_n])``,
         one (B, h, L, L) tensor per layer, rows summing to 1, zero above the
-        diagonal (the causal mask).
+        diagonal (the causal mask). ``head_mask`` (n_layers, h), 1 = keep,
+        0 = remove: scales each head's output before ``W_O`` (chapter 4's
+        ablation).
         """
         check_tiny_ids(self.cfg, ids, return_attention)
-        logits, attention = self.core(ids)
+        head_mask = check_tiny_head_mask(self.cfg, head_mask)
+        logits, attention = forward_core(ids, self.weights(), self.cfg.h,
+                                         head_mask=head_mask)
         return (logits, attention) if return_attention else logits
 
     def weights(self) -> TinyWeights:
@@ -124,6 +150,24 @@ class TinyTransformer(nn.Module):
         on the attention modules are not called; use these inputs instead.
         """
         return forward_core(ids, self.weights(), self.cfg.h, return_inputs)
+
+
+def check_tiny_head_mask(cfg: TinyConfig, head_mask):
+    """``head_mask`` as a float (n_layers, h) tensor of numbers in [0, 1], or
+    None; else one :class:`~mhacourse.InputError`."""
+    if head_mask is None:
+        return None
+    want = (cfg.n_layers, cfg.h)
+    if not isinstance(head_mask, torch.Tensor) or head_mask.is_complex() \
+            or tuple(head_mask.shape) != want:
+        raise InputError(f"head_mask must be a tensor of shape (n_layers, h) = "
+                         f"{want}, 1 = keep the head, 0 = remove it; got "
+                         f"{describe(head_mask)}.")
+    m = head_mask.float()
+    if not bool(((m >= 0) & (m <= 1)).all()):  # NaN fails too
+        raise InputError("head_mask entries must be numbers from 0 (remove the "
+                         "head) to 1 (keep it); got values outside, or NaN.")
+    return m
 
 
 @dataclass
@@ -154,14 +198,21 @@ class TinyWeights:
                    state["beta_f"], state["W_U"])
 
 
-def forward_core(ids: torch.Tensor, w: TinyWeights, h, return_inputs: bool = False):
+def forward_core(ids: torch.Tensor, w: TinyWeights, h, return_inputs: bool = False,
+                 *, head_mask=None, layer_on=None):
     """The tiny model's forward pass, a function of its weights (no checks)::
 
-        X_0 = W_E[ids] + W_pos[:L];  X_l = block_l(X_{l-1}, causal mask);
+        X_0 = W_E[ids] + W_pos[:L]
+        X_l = X_{l-1} + on_l (block_l(X_{l-1}, causal mask) - X_{l-1})
         logits = LayerNorm(X_n) W_U
 
-    ``h`` may be a symbolic size: the in-browser training step traces this
-    once for every (h, d_k) (:mod:`mhacourse.tiny_model.step`).
+    ``layer_on`` (n_layers,) holds ``on_l``: 1 runs block l, 0 skips it
+    exactly (its weights then get zero gradients); ``None``: every block
+    runs. ``head_mask`` (n_layers, h), or ``None``: scales each head's output
+    before ``W_O`` (:func:`~mhacourse.multihead.mha_core`'s ``head_mask``,
+    chapter 4's ablation). ``h`` may be a symbolic size: the in-browser
+    training step traces this once for every (h, d_k)
+    (:mod:`mhacourse.tiny_model.step`).
     Shapes: ``ids`` (B, L) -> ``(logits (B, L, V), [A_1, ..., A_n])``, each
     ``A_l`` (B, h, L, L); with ``return_inputs=True`` also what each layer's
     attention reads (:meth:`TinyTransformer.core`).
@@ -170,11 +221,127 @@ def forward_core(ids: torch.Tensor, w: TinyWeights, h, return_inputs: bool = Fal
     x = w.W_E[ids] + w.W_pos[:L]  # (B, L, d_model)
     mask = causal_core(L, L, device=ids.device)  # (L, L), True = blocked
     attention, inputs = [], []
-    for b in w.blocks:
+    for l, b in enumerate(w.blocks):
         if return_inputs:
             inputs.append(layer_norm_core(x, b.gamma_1, b.beta_1))  # (B, L, d_model)
-        x, A = block_core(x, b, h, mask, PRE_LN, ACTIVATION)  # A: (B, h, L, L)
+        m = None if head_mask is None else head_mask[l]  # (h,)
+        y, A = block_core(x, b, h, mask, PRE_LN, ACTIVATION,
+                          head_mask=m)  # (B, L, d_model), (B, h, L, L)
+        x = y if layer_on is None else x + layer_on[l] * (y - x)
         attention.append(A)
     x = layer_norm_core(x, w.gamma_f, w.beta_f)  # (B, L, d_model)
     logits = x @ w.W_U  # (B, L, V)
     return (logits, attention, inputs) if return_inputs else (logits, attention)
+
+
+# ------------------------------------------------------------ initial weights
+
+POOL_SIZE = 2**18  # standard normals drawn once (float16: 512 KB for the page)
+POOL_SEED = 0
+TOP_PARAMS = ("W_E", "W_pos", "gamma_f", "beta_f", "W_U")  # outside the blocks
+
+
+def noise_pool(size: int = POOL_SIZE, seed: int = POOL_SEED) -> torch.Tensor:
+    """``size`` standard normals from ``torch.Generator().manual_seed(seed)``,
+    rounded to float16 (the page loads them as float16). Shapes: (size,).
+    Drawn once per process; read it, never write into it."""
+    size = check_positive_int("size", size, 2**24, "memory")
+    if size & (size - 1):
+        raise InputError(f"size must be a power of 2 (init_core wraps its reads "
+                         f"around the pool with odd strides); got {size}.")
+    return _noise_pool(size, check_seed("seed", seed))
+
+
+@functools.cache
+def _noise_pool(size: int, seed: int) -> torch.Tensor:
+    g = torch.Generator().manual_seed(seed)
+    return torch.randn(size, generator=g).to(torch.float16).float()
+
+
+def param_names(n_layers: int = 2) -> list[str]:
+    """The parameters' names in ``state_dict`` order: the order of the
+    exported graphs' weight inputs and outputs, and of :func:`init_core`'s
+    noise. A block's names follow every earlier name, so the names of a
+    1-layer model sit at the same places as in the 2-layer list."""
+    return list(_param_names(check_nonneg_int("n_layers", n_layers, 1000)))
+
+
+@functools.cache
+def _param_names(n_layers: int) -> tuple[str, ...]:
+    attn = [f.name for f in fields(MHAWeights)]
+    return (*TOP_PARAMS, *(f"blocks.{i}.{name}" for i in range(n_layers)
+                           for name in (*BLOCK_PARAMS, *(f"attn.{a}" for a in attn))))
+
+
+def param_shapes(d_model, cfg: TinyConfig = TinyConfig()) -> dict:
+    """Each parameter's shape for width ``d_model`` (a number or a symbolic
+    size), in :func:`param_names` order."""
+    if not isinstance(d_model, torch.SymInt):
+        check_positive_int("d_model", d_model, 10**6)
+        if not isinstance(cfg, TinyConfig):
+            raise InputError(f"cfg must be a TinyConfig; got {describe(cfg)}.")
+    d, f, V = d_model, cfg.ff_mult * d_model, cfg.vocab_size
+    shapes = {}
+    for name in _param_names(cfg.n_layers):
+        last = name.rsplit(".", 1)[-1]
+        shapes[name] = {"W_E": (V, d), "W_pos": (cfg.max_len, d), "W_U": (d, V),
+                        "W_1": (d, f), "b_1": (f,), "W_2": (f, d)}.get(
+            last, (d, d) if last.startswith("W_") else (d,))
+    return shapes
+
+
+def same_heads_core(t: torch.Tensor, h, dim: int) -> torch.Tensor:
+    """``t`` with every head's slice along ``dim`` (``h`` slices of ``d_k``)
+    replaced by head 0's. Shapes: ``t`` (d_model, d_model) or (d_model,),
+    unchanged."""
+    t = t.movedim(dim, -1)  # (..., d_model)
+    parts = t.unflatten(-1, (h, -1))  # (..., h, d_k)
+    same = parts[..., :1, :].expand(parts.shape).flatten(-2)  # (..., d_model)
+    return same.movedim(-1, dim)
+
+
+HEAD_AXES = {"W_Q": 1, "W_K": 1, "W_V": 1, "W_O": 0}  # the axis that holds
+#     the heads: columns, or W_O's rows (the biases start at 0, alike already)
+
+
+def init_core(noise: torch.Tensor, width: torch.Tensor, seed: torch.Tensor,
+              heads: torch.Tensor | None = None, identical: torch.Tensor | None = None,
+              cfg: TinyConfig = TinyConfig()):
+    """The initial weights of ``TinyTransformer(cfg, seed)`` and of the page:
+    ``W_E``, ``W_pos`` ~ N(0, 1); ``W_Q, W_K, W_V, W_O``, ``W_1``, ``W_U`` ~
+    N(0, 1/d_model); ``W_2`` ~ N(0, 1/d_ff); biases and LayerNorm shifts 0,
+    gains 1.
+
+    The normals are read from ``noise`` (a (P,) pool, P a power of 2, from
+    :func:`noise_pool`): parameter ``k`` of :func:`param_names` reads entries
+    ``(start_k + stride_k * i) mod P``, with an odd stride of its own, so no
+    two tensors read the same run of the pool; ``seed`` (() int64) moves
+    every start. ``k`` is the name's place in the list, the same for 1 and 2
+    layers, so a 1-layer model starts as the 2-layer one without layer 2.
+    With ``identical`` (() float) 1, every head of a layer is a copy of head 0
+    (:data:`HEAD_AXES`; ``heads`` (h,) gives h); 0 or ``None``: not.
+    Shapes: ``width`` (d_model,), any values -> a tuple of tensors in
+    :func:`param_names` order.
+    """
+    d = width.shape[0]
+    P = noise.shape[0]
+    out = []
+    for k, (name, shape) in enumerate(param_shapes(d, cfg).items()):
+        last = name.rsplit(".", 1)[-1]
+        if last.startswith(("b_", "beta")):
+            out.append(torch.zeros(shape))
+            continue
+        if last.startswith("gamma"):
+            out.append(torch.ones(shape))
+            continue
+        n = shape[0] * shape[1]
+        start = 7919 * k + 104729 * seed  # () int64
+        index = (start + (2 * k + 1) * torch.arange(n)) % P  # (n,)
+        z = noise[index].reshape(shape)  # N(0, 1)
+        fan_in = shape[0]
+        z = z if last in ("W_E", "W_pos") else z / fan_in**0.5
+        if identical is not None and ".attn." in name and last in HEAD_AXES:
+            z = torch.where(identical > 0.5,
+                            same_heads_core(z, heads.shape[0], HEAD_AXES[last]), z)
+        out.append(z)
+    return tuple(out)

@@ -17,35 +17,49 @@ with ``t = s + 1``, exactly the update of ``torch.optim.AdamW`` and
 ``clip_grad_norm_`` as :func:`train` calls them. Nothing here has a Python
 branch on a size: ``h`` is read from the length of a marker tensor and
 ``d_model`` from the weights, so one traced graph serves every (h, d_k).
+:func:`train_step_core` is the traced step; :func:`train_step` checks its
+input, then calls it.
 """
 from __future__ import annotations
 
-import functools
+import math
+import numbers
+from dataclasses import replace
 
 import torch
 from torch.func import grad_and_value
 
 from .. import tasks
-from .analysis import STATISTICS, roles_core, statistics_core  # noqa: F401 (the order of the stats columns)
-from .model import TinyConfig, TinyTransformer, TinyWeights, default_peak_lr, forward_core
-from .training import accuracy_core, loss_core, lr_factor
+from .._validate import InputError, InputTypeError, describe
+from .._validate_newer import check_real
+from .analysis import STATISTICS  # noqa: F401 (the order of the stats columns)
+from .model import (  # noqa: F401 (the initial weights: step.init_core, as the page's)
+    POOL_SEED,
+    POOL_SIZE,
+    TinyConfig,
+    TinyWeights,
+    default_peak_lr,
+    forward_core,
+    init_core,
+    noise_pool,
+    param_names,
+    param_shapes,
+)
+from .training import loss_core, lr_factor, read_out_core
 
 BETAS = (0.9, 0.98)  # AdamW's, as train() sets them (0.98: Vaswani et al. 2017)
 ADAM_EPS = 1e-8  # torch.optim.AdamW's default
 CLIP = 1.0  # global gradient-norm bound, as train()
 CONFIG = TinyConfig()  # everything but h and d_k: layers, warm-up, batch, decay
-
-
-@functools.cache
-def param_names(cfg: TinyConfig = CONFIG) -> list[str]:
-    """The parameters' names in ``state_dict`` order: the order of the
-    exported graphs' weight inputs and outputs."""
-    return list(TinyTransformer(TinyConfig(h=1, d_k=1, n_layers=cfg.n_layers))
-                .state_dict())
+MAX_STEPS = 10**6  # train()'s bound on a run's length
+PER_BLOCK = len(param_names(1)) - len(param_names(0))  # tensors per block
 
 
 def _weights(params) -> TinyWeights:
-    return TinyWeights.from_state(dict(zip(param_names(), params)))
+    """``params`` in :func:`param_names` order (any number of layers) as
+    :class:`TinyWeights`."""
+    n_layers = (len(params) - len(param_names(0))) // PER_BLOCK
+    return TinyWeights.from_state(dict(zip(param_names(n_layers), params)))
 
 
 def adamw_core(p, g, m, v, t, lr, weight_decay: float = CONFIG.weight_decay):
@@ -63,15 +77,19 @@ def adamw_core(p, g, m, v, t, lr, weight_decay: float = CONFIG.weight_decay):
     return p - step_size * (m / denom), m, v
 
 
-def train_step(params, m, v, s, steps, x, heads):
-    """One step of :func:`~mhacourse.tiny_model.training.train`.
+def train_step_core(params, m, v, s, steps, x, heads, warmup=CONFIG.warmup,
+                    layer_on=None):
+    """One step of :func:`~mhacourse.tiny_model.training.train`, no checks
+    (the page runs this, exported; :func:`train_step` checks, then calls it).
 
     ``params``, ``m``, ``v``: tuples of tensors in :func:`param_names` order
     (AdamW's first and second moments start at zero); ``s`` () float, this
     step's index (0, 1, ...); ``steps`` () float, the run's length (for the
     schedule); ``x`` (B, L) int64 word ids from :func:`tasks.sample`
     (targets and parts come from :func:`tasks.targets`); ``heads`` (h,), any
-    values: only its length is read, as h.
+    values: only its length is read, as h; ``warmup`` () float, warm-up
+    steps (100 on, 0 off); ``layer_on`` (n_layers,) 1 or 0 per block, or
+    ``None`` (:func:`~mhacourse.tiny_model.model.forward_core`).
 
     Returns ``(loss, params, m, v, grads, norm)``: the loss () before the
     update, the updated tensors, the gradients before clipping and their
@@ -81,94 +99,145 @@ def train_step(params, m, v, s, steps, x, heads):
     y, kind = tasks.targets_core(x)  # (B, L), (B, L)
 
     def loss_of(theta):
-        logits, _ = forward_core(x, _weights(theta), h)  # (B, L, V)
+        logits, _ = forward_core(x, _weights(theta), h, layer_on=layer_on)  # (B, L, V)
         return loss_core(logits, y, kind)
 
     grads, loss = grad_and_value(loss_of)(tuple(params))
     norm = torch.stack([g.square().sum() for g in grads]).sum().sqrt()  # ()
     scale = torch.clamp(CLIP / (norm + 1e-6), max=1.0)  # clip_grad_norm_
     d_model = torch.ones_like(params[0][0]).sum()  # () float: W_E's width
-    lr = default_peak_lr(d_model) * lr_factor(s, steps, CONFIG.warmup)  # ()
+    lr = default_peak_lr(d_model) * lr_factor(s, steps, warmup)  # ()
     out = [adamw_core(p, g * scale, m_, v_, s + 1, lr)
-           for p, g, m_, v_ in zip(params, grads, m, v)]
+           for p, g, m_, v_ in zip(params, grads, m, v, strict=True)]
     return (loss, tuple(o[0] for o in out), tuple(o[1] for o in out),
             tuple(o[2] for o in out), grads, norm)
 
 
-def forward_with(params, ids, heads):
-    """The model of ``params`` on ``ids`` (B, L): ``(logits (B, L, V),
-    [A_1, ..., A_n])``, each (B, h, L, L); ``heads`` as in :func:`train_step`."""
-    return forward_core(ids, _weights(params), heads.shape[0])
+def train_step(params, m, v, s, steps, x, heads, warmup=CONFIG.warmup,
+               layer_on=None):
+    """:func:`train_step_core`, after checking every input: one step of
+    :func:`~mhacourse.tiny_model.training.train`.
 
-
-def evaluate_with(params, x, heads):
-    """What the page reports while it trains, for held-out ``x`` (N, L):
-    accuracy ``(overall, previous, lookup)`` (3,) (:func:`accuracy_core`),
-    every head's task statistics (n_layers, h, 5)
-    (:func:`~mhacourse.tiny_model.analysis.statistics_core`), and each head's
-    role: the index of its largest statistic and whether it reaches 0.5
-    (:func:`~mhacourse.tiny_model.analysis.head_roles`)."""
-    y, kind = tasks.targets_core(x)
-    logits, attention = forward_with(params, x, heads)
-    stats = torch.stack([statistics_core(x, kind, A) for A in attention])  # (n, h, 5)
-    role, named = roles_core(stats)  # (n, h), (n, h)
-    return accuracy_core(logits, y, kind), stats, role, named
-
-
-# ------------------------------------------------------------ initial weights
-
-POOL_SIZE = 2**18  # standard normals drawn once (float16: 512 KB for the page)
-POOL_SEED = 0
-
-
-def noise_pool(size: int = POOL_SIZE, seed: int = POOL_SEED) -> torch.Tensor:
-    """``size`` standard normals from ``torch.Generator().manual_seed(seed)``,
-    rounded to float16 (the page loads them as float16). Shapes: (size,)."""
-    g = torch.Generator().manual_seed(seed)
-    return torch.randn(size, generator=g).to(torch.float16).float()
-
-
-def param_shapes(d_model, cfg: TinyConfig = CONFIG) -> dict:
-    """Each parameter's shape for width ``d_model`` (a number or a symbolic
-    size), in :func:`param_names` order."""
-    d, f, V = d_model, cfg.ff_mult * d_model, cfg.vocab_size
-    shapes = {}
-    for name in param_names(cfg):
-        last = name.rsplit(".", 1)[-1]
-        shapes[name] = {"W_E": (V, d), "W_pos": (cfg.max_len, d), "W_U": (d, V),
-                        "W_1": (d, f), "b_1": (f,), "W_2": (f, d)}.get(
-            last, (d, d) if last.startswith("W_") else (d,))
-    return shapes
-
-
-def init_core(noise: torch.Tensor, width: torch.Tensor, seed: torch.Tensor):
-    """The page's initial weights, with :class:`TinyTransformer`'s rule:
-    ``W_E``, ``W_pos`` ~ N(0, 1); ``W_Q, W_K, W_V, W_O``, ``W_1``, ``W_U`` ~
-    N(0, 1/d_model); ``W_2`` ~ N(0, 1/d_ff); biases and LayerNorm shifts 0,
-    gains 1.
-
-    The normals are read from ``noise`` (a (P,) pool, P a power of 2, from
-    :func:`noise_pool`): parameter ``k`` reads entries
-    ``(start_k + stride_k * i) mod P``, with an odd stride of its own, so no
-    two tensors read the same run of the pool; ``seed`` (() int64) moves
-    every start. Shapes: ``width`` (d_model,), any values -> a tuple of
-    tensors in :func:`param_names` order.
+    ``s`` and ``steps`` may be whole numbers or () tensors (``0 <= s <
+    steps``); ``heads`` (h,) with h dividing d_model; ``x`` (B, L) word ids,
+    ``L`` at most ``max_len``; ``warmup`` >= 0. Bad input raises one
+    :class:`~mhacourse.InputError`.
     """
-    d = width.shape[0]
-    P = noise.shape[0]
-    out = []
-    for k, (name, shape) in enumerate(param_shapes(d).items()):
-        last = name.rsplit(".", 1)[-1]
-        if last.startswith(("b_", "beta")):
-            out.append(torch.zeros(shape))
-            continue
-        if last.startswith("gamma"):
-            out.append(torch.ones(shape))
-            continue
-        n = shape[0] * shape[1]
-        start = 7919 * k + 104729 * seed  # () int64
-        index = (start + (2 * k + 1) * torch.arange(n)) % P  # (n,)
-        z = noise[index].reshape(shape)  # N(0, 1)
-        fan_in = shape[0]
-        out.append(z if last in ("W_E", "W_pos") else z / fan_in**0.5)
-    return tuple(out)
+    s, steps, warmup, layer_on = check_train_step(params, m, v, s, steps, x, heads,
+                                                  warmup, layer_on)
+    return train_step_core(tuple(params), tuple(m), tuple(v), s, steps, x, heads,
+                           warmup, layer_on)
+
+
+def forward_with(params, ids, heads, head_mask=None, layer_on=None):
+    """The model of ``params`` on ``ids`` (B, L): ``(logits (B, L, V),
+    [A_1, ..., A_n])``, each (B, h, L, L); ``heads`` as in
+    :func:`train_step_core`; ``head_mask`` (n_layers, h) and ``layer_on``
+    (n_layers,) as :func:`~mhacourse.tiny_model.model.forward_core`'s. No
+    checks (the page's forward graph)."""
+    return forward_core(ids, _weights(params), heads.shape[0], head_mask=head_mask,
+                        layer_on=layer_on)
+
+
+def evaluate_with(params, x, heads, head_mask=None, layer_on=None):
+    """What the page reports while it trains, for held-out ``x`` (N, L):
+    :func:`~mhacourse.tiny_model.training.read_out_core` of the model
+    (``head_mask`` and ``layer_on`` as :func:`forward_with`'s): accuracy
+    (3,), statistics (n_layers, h, 5), role and named (n_layers, h). No
+    checks (the page's evaluate graph)."""
+    logits, attention = forward_with(params, x, heads, head_mask, layer_on)
+    return read_out_core(x, logits, attention)
+
+
+# ------------------------------------------------------------------ checks
+
+def _tensors(name: str, values) -> list:
+    if isinstance(values, torch.Tensor) or not isinstance(values, (list, tuple)):
+        raise InputTypeError(f"{name} must be a tuple of tensors in param_names() "
+                             f"order; got {describe(values)}.")
+    return list(values)
+
+
+def _whole(name: str, value, low: int, high: int) -> float:
+    """``value`` (a number or a () tensor) as a float, if it is a whole
+    number in ``low .. high``."""
+    if isinstance(value, torch.Tensor) and value.numel() == 1 and not (
+            value.is_complex() or value.dtype == torch.bool):
+        value = value.item()
+    if isinstance(value, bool) or not isinstance(value, numbers.Real):
+        raise InputTypeError(f"{name} must be a whole number; got {describe(value)}.")
+    if not math.isfinite(value) or value != int(value) or not low <= value <= high:
+        raise InputError(f"{name} must be a whole number in {low}..{high}; got "
+                         f"{value!r}.")
+    return float(value)
+
+
+def check_train_step(params, m, v, s, steps, x, heads, warmup, layer_on):
+    """The inputs of :func:`train_step`, or one InputError. Returns ``s``,
+    ``steps``, ``warmup`` as () float tensors and ``layer_on`` (or None)."""
+    params, m, v = (_tensors(k, t) for k, t in (("params", params), ("m", m), ("v", v)))
+    n = len(params)
+    if n < len(param_names(1)) or (n - len(param_names(0))) % PER_BLOCK:
+        raise InputError(f"params must hold {len(param_names(1))} tensors per "
+                         f"1-layer model and {PER_BLOCK} more per layer "
+                         f"(param_names(n_layers)); got {n}.")
+    if not len(m) == len(v) == n:
+        raise InputError(f"params, m and v must have one tensor per parameter each; "
+                         f"got {n}, {len(m)} and {len(v)} (a short m or v would "
+                         "silently drop parameters from the update).")
+    n_layers = (n - len(param_names(0))) // PER_BLOCK
+    W_E = params[0]
+    if not isinstance(W_E, torch.Tensor) or W_E.ndim != 2 or 0 in W_E.shape:
+        raise InputError(f"params[0] must be W_E (V, d_model); got {describe(W_E)}.")
+    d_model = W_E.shape[1]
+    cfg = replace(CONFIG, n_layers=n_layers)
+    want = param_shapes(d_model, cfg)
+    for group, tensors in (("params", params), ("m", m), ("v", v)):
+        for (k, shape), t in zip(want.items(), tensors):
+            if not isinstance(t, torch.Tensor) or t.dtype != torch.float32:
+                raise InputError(f"{group} {k} must be a float32 tensor; got "
+                                 f"{describe(t)}.")
+            if tuple(t.shape) != shape:
+                raise InputError(f"{group} {k} must have shape {shape} (d_model = "
+                                 f"{d_model}); got {tuple(t.shape)}.")
+            if not bool(torch.isfinite(t).all()):
+                raise InputError(f"{group} {k} holds NaN or inf: the step would "
+                                 "spread it to every weight; restart from the "
+                                 "initial weights.")
+            if group == "v" and bool((t < 0).any()):
+                raise InputError(f"v {k} holds negative values: AdamW's second "
+                                 "moment is a mean of squares (>= 0); sqrt(v) "
+                                 "would be NaN.")
+    steps_ = _whole("steps", steps, 1, MAX_STEPS)
+    s_ = _whole("s", s, 0, MAX_STEPS)
+    if s_ >= steps_:
+        raise InputError(f"s must be a step of the run, 0..steps - 1 = "
+                         f"{int(steps_) - 1}; got s = {int(s_)} (past the end, the "
+                         "cosine schedule would restart).")
+    if not isinstance(heads, torch.Tensor) or heads.ndim != 1 or heads.numel() == 0 \
+            or d_model % heads.shape[0]:
+        raise InputError(f"heads must be a (h,) tensor with h dividing d_model = "
+                         f"{d_model} (only its length is read); got "
+                         f"{describe(heads)}.")
+    if not isinstance(x, torch.Tensor) or x.dtype == torch.bool \
+            or x.is_floating_point() or x.is_complex() or x.ndim != 2 or 0 in x.shape:
+        raise InputError(f"x must be a (B, L) tensor of integer word ids "
+                         f"(tasks.sample); got {describe(x)}.")
+    if not 2 <= x.shape[1] <= cfg.max_len:
+        raise InputError(f"x must have 2..{cfg.max_len} positions (L; position 0 "
+                         f"is never scored, and there are {cfg.max_len} learned "
+                         f"positions); got shape {tuple(x.shape)}.")
+    if int(x.min()) < 0 or int(x.max()) >= cfg.vocab_size:
+        raise InputError(f"x must hold word ids in 0..{cfg.vocab_size - 1}; got "
+                         f"{int(x.min())}..{int(x.max())} (a negative id would "
+                         "wrap around to the last word).")
+    warm = check_real("warmup", warmup, low=0.0, high=MAX_STEPS,
+                      what="a number of warm-up steps (100 on, 0 off)")
+    if layer_on is not None:
+        if not isinstance(layer_on, torch.Tensor) or tuple(layer_on.shape) != (n_layers,) \
+                or not bool(((layer_on == 0) | (layer_on == 1)).all()):
+            raise InputError(f"layer_on must be a ({n_layers},) tensor of 0 (skip "
+                             f"the block) and 1 (run it); got {describe(layer_on)}.")
+        layer_on = layer_on.float()
+    return (torch.tensor(s_), torch.tensor(steps_), torch.tensor(warm), layer_on)
+

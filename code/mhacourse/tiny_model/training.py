@@ -10,31 +10,53 @@ import torch
 import torch.nn.functional as F
 
 from .. import tasks
-from .._validate_tiny import check_evaluate, check_heldout, check_loss_fn, check_train
+from .._validate_newer import check_bool, check_nonneg_int, check_seed
+from .._validate_tiny import check_evaluate, check_loss_fn, check_train
 from ..cost import n_params
-from .model import TinyConfig, TinyTransformer
+from .analysis import (  # noqa: F401 (HELDOUT_*: the held-out set's, named here too)
+    HELDOUT_N,
+    HELDOUT_SEED,
+    STATISTICS,
+    heldout,
+    roles_core,
+    statistics_core,
+)
+from .model import TinyConfig, TinyTransformer, check_tiny_head_mask, forward_core
 
-HELDOUT_SEED = 20240  # the held-out set: tasks.sample(HELDOUT_N, seed=HELDOUT_SEED)
-HELDOUT_N = 1024  # sequences; 1024 * (L - 1) = 15 360 scored positions
-
-
-def heldout(task: tasks.TaskConfig = tasks.TaskConfig(), n: int = HELDOUT_N):
-    """The fixed held-out set ``(x, y, kind)``; training never draws it
-    (training batches come from a generator seeded differently)."""
-    check_heldout(task, n)
-    return tasks.sample(n, task, seed=HELDOUT_SEED)
+DATA_SEED_OFFSET = 10_000  # batches: Generator().manual_seed(10_000 + data_seed),
+#     a stream apart from HELDOUT_SEED's
 
 
 @torch.no_grad()
-def evaluate(model: TinyTransformer, data=None, batch: int = 256) -> dict:
+def evaluate(model: TinyTransformer, data=None, batch: int = 256,
+             head_mask=None) -> dict:
     """Accuracy of the arg-max prediction on scored positions: overall and per
-    part (``"previous"``, ``"lookup"``). ``data`` defaults to :func:`heldout`."""
+    part (``"previous"``, ``"lookup"``). ``data`` defaults to :func:`heldout`;
+    ``head_mask`` (n_layers, h), 1 keep, 0 remove: the ablated model's
+    accuracy (:meth:`TinyTransformer.forward`)."""
     check_evaluate(model, data, batch)
+    head_mask = check_tiny_head_mask(model.cfg, head_mask)
     x, y, kind = heldout() if data is None else data
     model.eval()
-    logits = torch.cat([model(x[i:i + batch]) for i in range(0, len(x), batch)])
+    logits = torch.cat([model(x[i:i + batch], head_mask=head_mask)
+                        for i in range(0, len(x), batch)])
     overall, previous, lookup = accuracy_core(logits, y, kind).tolist()
     return {"accuracy": overall, "previous": previous, "lookup": lookup}
+
+
+def read_out_core(x, logits, attention):
+    """What the page reports while it trains, for ``x`` (N, L) and the
+    model's ``logits`` (N, L, V) and ``attention`` (one (N, h, L, L) per
+    layer): accuracy ``(overall, previous, lookup)`` (3,)
+    (:func:`accuracy_core`), every head's task statistics (n_layers, h, 5)
+    (:func:`~mhacourse.tiny_model.analysis.statistics_core`), and each
+    head's role: the index of its largest statistic (n_layers, h) and
+    whether it reaches 0.5 (:func:`~mhacourse.tiny_model.analysis.head_roles`).
+    No checks."""
+    y, kind = tasks.targets_core(x)  # (N, L), (N, L)
+    stats = torch.stack([statistics_core(x, kind, A) for A in attention])  # (n, h, 5)
+    role, named = roles_core(stats)  # (n, h), (n, h)
+    return accuracy_core(logits, y, kind), stats, role, named
 
 
 def accuracy_core(logits, y, kind) -> torch.Tensor:
@@ -66,13 +88,15 @@ def loss_core(logits, y, kind):
     return (ce * scored).sum() / scored.sum()
 
 
-def lr_factor(s: torch.Tensor, steps: torch.Tensor, warmup: int) -> torch.Tensor:
+def lr_factor(s: torch.Tensor, steps: torch.Tensor, warmup) -> torch.Tensor:
     """The learning rate of step ``s`` (0, 1, ...) of ``steps``, as a fraction
     of the peak: linear warm-up over ``warm = min(warmup, steps // 4 + 1)``
-    steps, then a cosine from 1 down to 0 at the last step.
+    steps, then a cosine from 1 down to 0 at the last step; ``warmup = 0``:
+    no warm-up, the cosine from the first step.
 
-    Shapes: ``s``, ``steps`` () float tensors -> (). No Python branch, so the
-    exported training step computes it too (:mod:`.step`).
+    Shapes: ``s``, ``steps`` () float tensors, ``warmup`` a whole number or a
+    () float tensor -> (). No Python branch, so the exported training step
+    computes it too, with ``warmup`` an input (:mod:`.step`).
     """
     warm = torch.clamp(torch.floor(steps / 4) + 1, max=warmup)  # ()
     rising = (s + 1) / warm
@@ -81,20 +105,51 @@ def lr_factor(s: torch.Tensor, steps: torch.Tensor, warmup: int) -> torch.Tensor
     return torch.where(s < warm, rising, falling)
 
 
-def train(cfg: TinyConfig, steps: int, seed: int = 0,
+def role_names(role, named) -> list[list[str]]:
+    """:func:`read_out_core`'s ``role`` and ``named`` (n_layers, h) as
+    :func:`~mhacourse.tiny_model.analysis.head_roles` names them."""
+    return [[STATISTICS[i] if ok else "mixed" for i, ok in zip(r, n)]
+            for r, n in zip(role.tolist(), named.tolist())]
+
+
+@torch.no_grad()
+def _record(model, step: int, losses: list, data) -> dict:
+    """One entry of ``train``'s history: held-out accuracy, per part, the
+    mean loss of the steps since the last entry, and the heads' roles."""
+    x = data[0]
+    logits, attention = forward_core(x, model.weights(), model.cfg.h)
+    accuracy, _, role, named = read_out_core(x, logits, attention)
+    overall, previous, lookup = accuracy.tolist()
+    return {"step": step, "accuracy": overall, "previous": previous,
+            "lookup": lookup, "loss": sum(losses) / len(losses),
+            "roles": role_names(role, named)}
+
+
+def train(cfg: TinyConfig, steps: int, seed: int = 0, data_seed: int = 0,
+          eval_every: int = 0, identical_heads: bool = False,
           task: tasks.TaskConfig = tasks.TaskConfig(), log_every: int = 0,
           eval_data=None) -> tuple[TinyTransformer, dict]:
-    """Train a fresh ``TinyTransformer(cfg, seed)`` for ``steps`` AdamW steps
-    on batches from ``tasks.sample`` (generator seeded by ``seed``), with a
-    linear warm-up then cosine decay to 0.
+    """Train a fresh ``TinyTransformer(cfg, seed, identical_heads)`` for
+    ``steps`` AdamW steps on batches from ``tasks.sample`` (generator
+    ``Generator().manual_seed(10_000 + data_seed)``: the page's batches are
+    ``data_seed=0``'s), with a linear warm-up then cosine decay to 0, and the
+    gradients clipped to global norm 1. A page run of (h, d_k, seed) is
+    ``train(TinyConfig(h=h, d_k=d_k), steps, seed=seed)``.
 
     Returns ``(model, metrics)``: the model (float32, eval mode) and its
     held-out accuracy (overall and per part), final training loss (mean of the
-    last 5 % of steps), parameter count, wall-clock and CPU seconds.
+    last 5 % of steps), parameter count, wall-clock and CPU seconds. With
+    ``eval_every`` > 0, ``metrics["history"]`` lists, every ``eval_every``
+    steps, ``{step, accuracy, previous, lookup, loss, roles}``: the held-out
+    (or ``eval_data``) accuracies, the mean loss since the last entry, and
+    each head's role (:func:`role_names`).
     Deterministic on the CPU for a given torch version and thread count.
     """
     check_train(cfg, steps, seed, task, log_every, eval_data)
-    model = TinyTransformer(cfg, seed=seed)
+    check_seed("data_seed", data_seed)
+    check_nonneg_int("eval_every", eval_every)
+    check_bool("identical_heads", identical_heads)
+    model = TinyTransformer(cfg, seed=seed, identical_heads=identical_heads)
     opt = torch.optim.AdamW(model.parameters(), lr=cfg.peak_lr,
                             weight_decay=cfg.weight_decay, betas=(0.9, 0.98))
 
@@ -103,9 +158,10 @@ def train(cfg: TinyConfig, steps: int, seed: int = 0,
                                torch.tensor(steps, dtype=torch.float64), cfg.warmup))
 
     sched = torch.optim.lr_scheduler.LambdaLR(opt, lr_at)
-    g = torch.Generator().manual_seed(10_000 + seed)  # not HELDOUT_SEED's stream
+    g = torch.Generator().manual_seed(DATA_SEED_OFFSET + data_seed)
+    data = heldout(task) if eval_data is None else eval_data
     t0, c0 = time.perf_counter(), time.process_time()
-    losses = []
+    losses, history = [], []
     model.train()
     for s in range(steps):
         x, y, kind = tasks.sample(cfg.batch, task, generator=g)
@@ -119,12 +175,15 @@ def train(cfg: TinyConfig, steps: int, seed: int = 0,
         if log_every and (s + 1) % log_every == 0:
             print(f"  step {s + 1:5d}  loss {sum(losses[-log_every:]) / log_every:.3f}",
                   flush=True)
+        if eval_every and (s + 1) % eval_every == 0:
+            history.append(_record(model, s + 1, losses[-eval_every:], data))
     seconds, cpu = time.perf_counter() - t0, time.process_time() - c0
     model.eval()
-    metrics = evaluate(model, heldout(task) if eval_data is None else eval_data)
+    metrics = evaluate(model, data)
     tail = losses[-max(1, steps // 20):]
     metrics.update(train_loss=sum(tail) / len(tail), params=n_params(model),
-                   steps=steps, seed=seed, train_seconds=round(seconds, 2),
-                   cpu_seconds=round(cpu, 2))
+                   steps=steps, seed=seed, data_seed=data_seed,
+                   train_seconds=round(seconds, 2), cpu_seconds=round(cpu, 2))
+    if eval_every:
+        metrics["history"] = history
     return model, metrics
-

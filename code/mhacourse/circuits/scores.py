@@ -1,0 +1,127 @@
+"""Scores that relate heads: composition between layers (Elhage et al.
+2021) and the prefix-matching test of induction heads (Olsson et al. 2022);
+and :func:`read_circuits`, every read-out of a model at once.
+"""
+from __future__ import annotations
+
+import torch
+
+from . import _checks as _c
+from .core import (
+    BASELINE_HEADS,
+    KINDS,
+    REPEAT_N,
+    REPEAT_SEED,
+    circuits_core,
+    prefix_core,
+    random_factors_core,
+    repeated_tokens,
+)
+from .matrices import ov_matrix, qk_matrix
+from ..tiny_model import step as st
+
+READOUTS = ("comp_q", "comp_k", "comp_v", "comp_baseline", "prev_band", "copying",
+            "prefix")  # circuits_core's outputs, in order
+
+
+def composition_score(W_A: torch.Tensor, W_B: torch.Tensor) -> float:
+    """``||W_A W_B||_F / (||W_A||_F ||W_B||_F)``, Elhage et al.'s measure of
+    how much of what ``W_B`` writes the product keeps: between 0 and 1
+    (submultiplicativity of the Frobenius norm). Shapes: (m, n), (n, p)."""
+    _c.check_pair(W_A, W_B)
+    A, B = W_A.to(torch.float64), W_B.to(torch.float64)
+    fro = torch.linalg.matrix_norm
+    return float(fro(A @ B) / (fro(A) * fro(B)))
+
+
+def _pair(kind, ov_i, qk_j, ov_j):
+    """The two matrices of one composition, in the row-vector convention:
+    the earlier head's ``W_OV^i`` first, then what the later head reads it
+    with. The paper (column vectors, its matrices ours transposed) writes
+    Q: ``W_QK^jᵀ W_OV^i``, K: ``W_QK^j W_OV^i``, V: ``W_OV^j W_OV^i``;
+    transposing each product gives the same norms."""
+    return ov_i, {"q": qk_j, "k": qk_j.T, "v": ov_j}[kind]
+
+
+def composition_scores(model, kind: str, fold_ln: bool = True) -> torch.Tensor:
+    """Q-, K- or V-composition (``kind`` "q", "k", "v") of every head ``i``
+    of block 0 with every head ``j`` of block 1::
+
+        Q: ||W_OV^i W_QK^j||   K: ||W_OV^i W_QK^jᵀ||   V: ||W_OV^i W_OV^j||
+
+    each divided by the two matrices' Frobenius norms
+    (:func:`composition_score`). K-composition is how an induction head's
+    keys read a previous-token head's output. LayerNorm folded by default
+    (:mod:`.matrices`). Compare with :func:`composition_baseline`.
+    Shapes: -> (h, h) float64, [i, j].
+    """
+    _c.check_two_layers(model)
+    _c.check_kind(kind)
+    h = model.cfg.h
+    ov1 = [ov_matrix(model, 0, i, fold_ln) for i in range(h)]
+    qk2 = [qk_matrix(model, 1, j, fold_ln) for j in range(h)]
+    ov2 = [ov_matrix(model, 1, j, fold_ln) for j in range(h)]
+    return torch.tensor([[composition_score(*_pair(kind, ov1[i], qk2[j], ov2[j]))
+                          for j in range(h)] for i in range(h)], dtype=torch.float64)
+
+
+def composition_baseline(d_model: int, d_k: int, kind: str,
+                         samples: int = BASELINE_HEADS, noise=None) -> float:
+    """The composition score of random heads: the mean of ``kind``'s score
+    over ``samples x samples`` pairs of heads whose factors ``W_Q^i, W_K^i,
+    W_V^i`` (d_model, d_k) and ``W_O^i`` (d_k, d_model) have independent
+    standard normal entries (read from ``noise``, default
+    :func:`~mhacourse.tiny_model.step.noise_pool`). About
+    ``1 / sqrt(d_model)``: random low-rank maps barely overlap. A trained
+    pair well above it composes."""
+    kind = _c.check_baseline(d_model, d_k, kind, samples)
+    noise = st.noise_pool() if noise is None else noise
+    like = torch.zeros(1, d_model, d_k, dtype=torch.float64)
+    (_, _, V1, O1), (Q2, K2, V2, O2) = random_factors_core(noise, like, samples)
+    scores = [composition_score(*_pair(kind, V1[i] @ O1[i], Q2[j] @ K2[j].T,
+                                       V2[j] @ O2[j]))
+              for i in range(samples) for j in range(samples)]
+    return sum(scores) / len(scores)
+
+
+def repeated_sequences(n: int = REPEAT_N, L: int = 16, seed: int = REPEAT_SEED) -> torch.Tensor:
+    """``n`` sequences of ``L/2`` distinct random words, each repeated once:
+    ``a b c ... a b c ...``. In the second copy, the word after a token's
+    earlier occurrence is ``L/2 - 1`` places back, which an induction head
+    attends to. Shapes: -> (n, L) int64."""
+    _c.check_repeated(n, L, seed)
+    return repeated_tokens(n, L, seed)
+
+
+def prefix_matching_scores(model, ids: torch.Tensor | None = None) -> torch.Tensor:
+    """Olsson et al. 2022's prefix-matching score of every head: on
+    repeated sequences ``ids`` (default :func:`repeated_sequences`), the
+    mean attention from each token of the second copy to the token that
+    followed its earlier occurrence. Induction heads score near 1; a head
+    spreading its weight evenly scores about ``mean_t 1/(t+1)``. Computed
+    from the model's real attention (no approximation).
+    Shapes: ``ids`` (N, L) -> (n_layers, h) float64."""
+    w = _c.check_model(model)
+    if ids is not None:
+        _c.check_ids(model, ids)
+    ids = repeated_sequences() if ids is None else ids
+    with torch.no_grad():
+        return prefix_core(w, model.cfg.h, ids)
+
+
+def read_circuits(model, noise=None) -> dict:
+    """Every read-out of :func:`~mhacourse.circuits.core.circuits_core` for
+    a two-layer tiny model, in float64: ``{name: tensor}`` with the names of
+    :data:`READOUTS` (``comp_baseline`` in the order of ``KINDS``)."""
+    _c.check_two_layers(model)
+    noise = st.noise_pool() if noise is None else noise
+    params = tuple(dict(model.named_parameters())[k].detach().double()
+                   for k in st.param_names())
+    with torch.no_grad():
+        out = circuits_core(params, torch.zeros(model.cfg.h), noise)
+    return dict(zip(READOUTS, out))
+
+
+__all__ = ["KINDS", "READOUTS", "composition_score", "composition_scores",
+           "composition_baseline", "repeated_sequences", "prefix_matching_scores",
+           "read_circuits"]
