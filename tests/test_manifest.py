@@ -26,7 +26,10 @@ def schema_at(path: tuple[str, ...]):
     for key in path:
         if "$ref" in node:
             node = SCHEMA["$defs"][node["$ref"].rsplit("/", 1)[-1]]
-        props = node.get("properties", {})
+        props = dict(node.get("properties", {}))
+        for part in node.get("allOf", []):  # a graph: $defs/graph, and its names
+            part = SCHEMA["$defs"][part["$ref"].rsplit("/", 1)[-1]] if "$ref" in part else part
+            props = {**part.get("properties", {}), **props}
         if key in props:
             node = props[key]
             continue
@@ -80,3 +83,41 @@ def test_the_schema_catches_a_rename():
     manifest["train"]["limit"] = manifest["train"].pop("limits")
     with pytest.raises(jsonschema.ValidationError):
         jsonschema.validate(manifest, SCHEMA)
+
+
+def _train_schema():
+    """The schema with only the "train" entry required (no build needed)."""
+    return {**SCHEMA, "required": ["train"]}
+
+
+def test_the_schema_names_every_training_graphs_inputs_and_outputs():
+    """The knobs and read-outs the page feeds and reads by name are the
+    exported graphs' (web_train.graph_io), graph by graph."""
+    from mhacourse import web_train
+
+    graphs = SCHEMA["properties"]["train"]["properties"]["graphs"]
+    assert sorted(graphs["required"]) == sorted(web_train.STEP_NAMES)
+    for kind in web_train.STEP_NAMES:
+        io = web_train.graph_io(kind)
+        spec = graphs["properties"][kind]["properties"]
+        assert spec["inputs"]["const"] == io["inputs"], kind
+        assert spec["outputs"]["const"] == io["outputs"], kind
+
+
+def test_the_train_entry_matches_the_schema(tmp_path):
+    """web_train.manifest_entry's output (with stand-in graph files) fits the
+    schema, carries the size limits' words, and a graph that lost a knob is
+    refused."""
+    from mhacourse import web_train
+
+    graphs = {k: {"kind": k, "file": f"{k}.onnx", "bytes": 1, "export_seconds": 1.0}
+              for k in web_train.STEP_NAMES}
+    entry = web_train.manifest_entry(graphs, tmp_path)
+    jsonschema.validate({"train": entry}, _train_schema())
+    assert entry["limits"]["messages"] == web_train.SIZE_MESSAGES
+    for key in ("h", "budget", "d_k", "d_model"):
+        assert key in schema_at(("train", "limits", "messages"))["required"]
+    broken = json.loads(json.dumps(entry))
+    broken["graphs"]["step"]["inputs"].remove("warmup")
+    with pytest.raises(jsonschema.ValidationError):
+        jsonschema.validate({"train": broken}, _train_schema())

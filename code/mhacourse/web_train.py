@@ -1,6 +1,6 @@
 """Training in the reader's browser: the package's training step, exported.
 
-At build time (``scripts/export_explorer.py``) this module writes four ONNX
+At build time (``scripts/export_explorer.py``) this module writes five ONNX
 graphs, each traced **once** for every (h, d_k) (``h`` and ``d_model`` are
 symbolic sizes of the graph), and the data they read:
 
@@ -22,6 +22,12 @@ graph          inputs                                      outputs
 ``evaluate``   weights, ``x`` (N, 16) int64,               ``accuracy`` (3,),
                ``head_mask`` (2, h), ``layer_on`` (2,)     ``stats`` (2, h, 5),
                                                            ``role``, ``named``
+``circuits``   weights, ``heads`` (h,), ``noise`` (P,)     ``comp_q``, ``comp_k``,
+               float16 (the pool: the random baseline)     ``comp_v`` (h, h),
+                                                           ``comp_baseline`` (3,),
+                                                           ``prev_band``,
+                                                           ``copying``,
+                                                           ``prefix`` (2, h)
 =============  ==========================================  ====================
 
 ``heads`` (any values) and ``head_mask``'s second axis give h; ``layer_on``
@@ -45,7 +51,7 @@ rewritten to their tensor forms (:func:`scalars_to_tensors`); then the
 dynamo exporter writes the graph with ``d_model`` and ``h`` dynamic. The
 trace already decomposes every operation into ones ONNX has, with the
 exporter's own table, so the exporter's decomposition pass (a second
-re-trace of the whole graph) is skipped: the build exports the four graphs
+re-trace of the whole graph) is skipped: the build exports the graphs
 in about half the time. The
 ONNX optimiser is left off: it folds AdamW's ``+ 1e-8`` away as if it were
 ``+ 0``, and a weight whose moments are 0 (an embedding row no batch has
@@ -69,6 +75,7 @@ from ._validate import InputError, check_positive_int, describe
 from ._validate_newer import check_bool, check_seed
 from ._validate_tiny import check_path
 from .catalogue import BUDGET_D_MODEL, SEED, steps_for
+from .circuits import READOUTS, circuits_core
 from .tiny_model import step as st
 from .tiny_model.model import TinyConfig
 from .tiny_model.training import DATA_SEED_OFFSET, HELDOUT_N, heldout
@@ -79,7 +86,8 @@ D_K_RANGE = (2, 64)  # width of a head
 D_MODEL_MAX = 256  # time: a step at d_model 256 takes ~0.1 s in the page
 MAX_STEPS = 1500  # the longest run the page offers (train_tiny_models' d_model 8)
 EXAMPLE = TinyConfig(h=3, d_k=7)  # traced at d_model 21: no size equals another
-STEP_NAMES = ("step", "evaluate", "forward", "init")  # the graphs, longest export first
+STEP_NAMES = ("step", "evaluate", "forward", "circuits", "init")  # the graphs,
+#     longest export first
 
 
 #: The words of every size limit, written once: :func:`check_sizes` raises
@@ -215,6 +223,10 @@ def graph_functions(cfg: TinyConfig = EXAMPLE) -> dict:
         x, mask, on = a[n:]
         return st.evaluate_with(a[:n], x, mask[0], mask, on)
 
+    def circuits(*a):
+        h, noise = a[n:]
+        return circuits_core(a[:n], h, noise.float())
+
     moments = [f"m_{k}" for k in names] + [f"v_{k}" for k in names]
     layers = [f"attn_{i + 1}" for i in range(cfg.n_layers)]
     return {
@@ -232,6 +244,8 @@ def graph_functions(cfg: TinyConfig = EXAMPLE) -> dict:
         "evaluate": (evaluate, (*P, x, head_mask(), layer_on()),
                      [*names, "x", "head_mask", "layer_on"],
                      ["accuracy", "stats", "role", "named"]),
+        "circuits": (circuits, (*P, heads(), st.noise_pool().half()),
+                     [*names, "heads", "noise"], list(READOUTS)),
     }
 
 

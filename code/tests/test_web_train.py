@@ -299,6 +299,25 @@ def test_ablation_and_layer_knob_of_forward_and_evaluate(graphs, h, d_k):
     assert np.isfinite(acc_all_off).all()  # every head off: a model, no NaN
 
 
+@pytest.mark.parametrize("h,d_k", [(4, 16), (3, 20)])
+def test_circuits_graph_equals_the_package(graphs, h, d_k):
+    """The exported circuits graph gives circuits_core's read-outs (<= 1e-5)
+    on a trained-looking and an untrained model, from the pool as the page
+    loads it (float16)."""
+    from mhacourse.circuits import READOUTS, circuits_core
+    pool = st.noise_pool()
+    for seed in (0, 3):
+        params = start(h, d_k, seed)
+        with torch.no_grad():
+            want = circuits_core(params, torch.zeros(h), pool)
+        got = run(graphs["circuits"], *numpy(params), np.zeros(h, np.float32),
+                  pool.half().numpy())
+        assert [o.name for o in graphs["circuits"].get_outputs()] == list(READOUTS)
+        for name, a, b in zip(READOUTS, got, want, strict=True):
+            assert a.shape == tuple(b.shape), name
+            np.testing.assert_allclose(a, b.numpy(), atol=1e-5, rtol=0, err_msg=name)
+
+
 def test_batches_are_trains():
     """The page's batches are train()'s: its generator, in its order."""
     g = torch.Generator().manual_seed(10_000 + web_train.SEED)
@@ -318,7 +337,10 @@ def test_sizes_the_page_accepts():
 def test_every_input_of_every_graph_is_read():
     """An example input passed twice to the exporter becomes one input, and
     the other is silently ignored (AdamW's m was, once): every graph input
-    must feed some node."""
+    must feed some node. The circuits graph reads only the weights its
+    read-outs depend on (no layer-2 feed-forward, no final LayerNorm shift),
+    so there every input but those must be read, and those are exactly the
+    weights circuits_core's outputs have no gradient for."""
     onnx = pytest.importorskip("onnx")
     folder = BUILT if (BUILT / "step.onnx").exists() else None
     if folder is None:
@@ -327,7 +349,23 @@ def test_every_input_of_every_graph_is_read():
         model = onnx.load(str(folder / f"{kind}.onnx"))
         used = {i for n in model.graph.node for i in n.input}
         unused = [i.name for i in model.graph.input if i.name not in used]
+        if kind == "circuits":
+            assert sorted(unused) == sorted(circuits_unread()), unused
+            continue
         assert unused == [], f"{kind}.onnx ignores {unused}"
+
+
+def circuits_unread() -> list[str]:
+    """The weights no output of circuits_core depends on (zero gradient of
+    the sum of every output, on random weights)."""
+    from mhacourse.circuits import circuits_core
+    params = [p.clone().requires_grad_() for p in start(3, 8)]
+    for p in params:
+        p.data += 0.1 * torch.randn_like(p)  # no zero gamma or bias at a kink
+    out = circuits_core(params, torch.zeros(3), st.noise_pool())
+    grads = torch.autograd.grad(sum(o.sum() for o in out), params, allow_unused=True)
+    return [name.replace(".", "_") for name, g in zip(st.param_names(), grads)
+            if g is None or not bool(g.abs().gt(0).any())]
 
 
 @pytest.mark.parametrize("h,d_k,trained", [(1, 8, True), (4, 16, True),
