@@ -125,7 +125,7 @@ def test_trains_h4_dk16_to_ninety_percent(page):
     label = box.locator(".mha-train-curves").get_attribute("aria-label")
     assert f"phase change at step {jump}" in label
     # the roles' timeline: one row a head, and when induction appeared
-    rows = box.locator(".mha-train-roletable tbody tr")
+    rows = box.locator(".mha-train-timeline tbody tr")
     assert rows.count() == 2 * 4
     cells = [rows.nth(i).inner_text() for i in range(8)]
     assert any("induction" in c for c in cells[4:]), cells
@@ -481,3 +481,193 @@ def test_file_page_says_why_and_the_precomputed_explorer_works(page):
         assert reached == []
     finally:
         context.close()
+
+
+# ------------------------------------------------- one run, two engines
+
+def start_run(p, i: int, h, d_k, seed, steps=None) -> None:
+    ready(p, i, h, d_k)
+    box = panel(p, i)
+    box.locator("input[id$='-seed']").fill(str(seed))
+    wait_state(p, i, ["ready"])
+    if steps is not None:
+        p.evaluate("([i, n]) => mhaTrainer.panels[i].worker.steps(n)", [i, steps])
+    box.locator(".mha-train-go").click()
+
+
+def test_first_50_losses_equal_tm_train(page):
+    """The page's first 50 losses are tm.train's, to 1e-4 relative: the
+    same initial weights, batches, schedule and step (a 50-step run, so
+    both schedules are the 50-step one)."""
+    p, _ = page
+    start_run(p, 0, 4, 16, 1, steps=50)
+    start_run(p, 1, 3, 20, 0, steps=50)
+    want = {}
+    for (h, d_k, seed) in [(4, 16, 1), (3, 20, 0)]:
+        _, metrics = tm.train(tm.TinyConfig(h=h, d_k=d_k), 50, seed=seed, eval_every=1)
+        want[h] = [e["loss"] for e in metrics["history"]]
+    for i, h in [(0, 4), (1, 3)]:
+        wait_state(p, i, ["done"], timeout=120_000)
+        got = p.evaluate("i => mhaTrainer.panels[i].losses", i)
+        np.testing.assert_allclose(got, want[h], rtol=1e-4, atol=0)
+
+
+@pytest.mark.parametrize("seed", [0, 1])
+def test_page_accuracy_every_100_steps_equals_tm_train(page, seed):
+    """Held-out accuracy (overall, previous, lookup) every 100 steps of the
+    whole run, page against tm.train: within 1 point, for h 4 d_k 16 and
+    h 3 d_k 20 (trained side by side in the two panels, while Python trains
+    the same two)."""
+    p, _ = page
+    runs = [(4, 16), (3, 20)]
+    for i, (h, d_k) in enumerate(runs):
+        start_run(p, i, h, d_k, seed)
+    want = {}
+    for h, d_k in runs:
+        _, metrics = tm.train(tm.TinyConfig(h=h, d_k=d_k), 800, seed=seed, eval_every=100)
+        want[h] = {e["step"]: [e["accuracy"], e["previous"], e["lookup"]]
+                   for e in metrics["history"]}
+    for i, (h, _) in enumerate(runs):
+        wait_state(p, i, ["done"], timeout=600_000)
+        p.wait_for_function("i => mhaTrainer.panels[i].evals.some(e => e.step === 800)", arg=i)
+        got = {e[0]: e[1:] for e in p.evaluate(
+            "i => mhaTrainer.panels[i].evals.map(e => [e.step, ...e.accuracy])", i)}
+        for step, acc in want[h].items():
+            worst = float(np.abs(np.array(got[step]) - np.array(acc)).max())
+            assert worst <= 0.01, f"h {h} seed {seed} step {step}: {got[step]} vs {acc}"
+        line = panel(p, i).locator(".mha-train-python code").inner_text()
+        assert line.endswith(f"tm.train(tm.TinyConfig(h={h}, d_k={runs[i][1]}), "
+                             f"steps=800, seed={seed})")
+
+
+def test_ablation_equals_the_package(page):
+    """Heads switched off in the page (the trained model of the last run):
+    the pictures and the read-out (accuracy, statistics, roles) are the
+    package's forward_with / evaluate_with with the same head_mask, to 1e-5;
+    every head off gives one line; switching them back on restores."""
+    p, _ = page
+    i = 0
+    wait_state(p, i, ["done", "paused"])
+    assert p.evaluate("mhaTrainer.panels[0].canAblate")
+    c = p.evaluate("mhaTrainer.panels[0].config")
+    h = c["h"]
+    got = page_weights(p, i)
+    params = [torch.tensor(a, dtype=torch.float32).reshape(s) for a, s in
+              zip(got["arrays"], st.param_shapes(c["d_model"]).values(), strict=True)]
+    off = [0, 1]  # layer 1, heads 1 and 2
+    for k in off:
+        panel(p, i).locator(f"#mha-train-1-use-{k}").uncheck()
+    p.wait_for_function("mhaTrainer.panels[0].ablated && !mhaTrainer.panels[0].ablating")
+    r = p.evaluate("(() => { const a = mhaTrainer.panels[0].ablated; return {accuracy: a.accuracy,"
+                   " stats: a.stats, role: a.role, named: a.named}; })()")
+    mask = torch.ones(2, h)
+    mask[0, off] = 0
+    x = tm.heldout()[0]
+    acc, stats, role, named = st.evaluate_with(params, x, torch.zeros(h), mask, torch.ones(2))
+    np.testing.assert_allclose(r["accuracy"], acc.numpy(), atol=1e-5, rtol=0)
+    np.testing.assert_allclose(r["stats"], stats.numpy().ravel(), atol=1e-5, rtol=0)
+    assert r["role"] == role.flatten().tolist() and r["named"] == named.flatten().tolist()
+    assert "Switched off: L1H1, L1H2" in panel(p, i).locator(".mha-train-ablation").inner_text()
+    # the pictures: the ablated model's attention on the sentence
+    sentence = "the cat sat on the mat because the cat was tired"
+    panel(p, i).locator(".mha-train-sentence").fill(sentence)
+    L = len(tasks.split_words(sentence))
+    p.wait_for_function("mhaTrainer.panels[0].lastAttention.L === %d && "
+                        "!mhaTrainer.panels[0].drawing" % L)
+    page_attn = p.evaluate("mhaTrainer.panels[0].lastAttention.attn.map(a => Array.from(a))")
+    ids = torch.tensor([tasks.word_ids(sentence)])
+    _, attention = st.forward_with(params, ids, torch.zeros(h), mask, torch.ones(2))
+    for a, b in zip(page_attn, attention, strict=True):
+        np.testing.assert_allclose(np.asarray(a, np.float32), b.numpy().ravel(), atol=1e-5, rtol=0)
+    # every head off: one line, no picture; then back on
+    for k in range(2 * h):
+        box = panel(p, i).locator(f"#mha-train-1-use-{k}")
+        if box.is_checked():
+            box.uncheck()
+    assert "Every head is switched off" in panel(p, i).locator(".mha-train-ablation").inner_text()
+    assert panel(p, i).locator(".mha-train-heads canvas").first.is_hidden(), "no picture"
+    for k in range(2 * h):
+        panel(p, i).locator(f"#mha-train-1-use-{k}").check()
+    p.wait_for_function("mhaTrainer.panels[0].ablated === null")
+    assert panel(p, i).locator(".mha-train-ablation").inner_text() == ""
+    assert panel(p, i).locator(".mha-train-heads").is_visible()
+
+
+def test_a_knob_changed_mid_run_gets_one_line_and_the_run_goes_on(page):
+    p, _ = page
+    ready(p, 1, 2, 8)
+    panel(p, 1).locator(".mha-train-go").click()
+    wait_state(p, 1, ["running"])
+    said = p.evaluate("""(() => { const q = mhaTrainer.panels[1], w = q.knobInputs.warmup;
+        w.checked = !w.checked; w.dispatchEvent(new Event('change'));
+        return [q.message.textContent, w.checked, q.state]; })()""")
+    assert "apply when a run begins" in said[0] and said[1] is True and said[2] == "running"
+    at = p.evaluate("mhaTrainer.panels[1].step")
+    p.wait_for_function("mhaTrainer.panels[1].step > %d" % (at + 20))
+    panel(p, 1).locator(".mha-train-pause").click()
+    wait_state(p, 1, ["paused"])
+    reset(p, 1)
+    wait_state(p, 1, ["ready"])
+
+
+def test_circuits_equal_the_package(page):
+    """The page's circuit read-outs (composition Q/K/V and their random
+    baseline, previous-token band, copying, prefix) for the model it
+    trained are the package's circuits_core on the same weights, to 1e-5."""
+    p, _ = page
+    if not (TRAIN / "circuits.onnx").exists():
+        pytest.skip("this build has no circuits graph yet")
+    from mhacourse.circuits import READOUTS, circuits_core
+    wait_state(p, 0, ["done", "paused"])
+    c = p.evaluate("mhaTrainer.panels[0].config")
+    got = page_weights(p, 0)
+    params = [torch.tensor(a, dtype=torch.float32).reshape(s) for a, s in
+              zip(got["arrays"], st.param_shapes(c["d_model"]).values(), strict=True)]
+    r = p.evaluate("mhaTrainer.panels[0].readNow().then(r => r.circuits)")
+    assert r is not None, "the page read no circuits"
+    with torch.no_grad():
+        want = circuits_core(params, torch.zeros(c["h"]), st.noise_pool().half().float())
+    for name, w in zip(READOUTS, want, strict=True):
+        np.testing.assert_allclose(r[name], w.numpy().ravel(), atol=1e-5, rtol=0, err_msg=name)
+    box = panel(p, 0).locator(".mha-train-circuits")
+    assert "K-composition" in box.inner_text()
+    assert "random baseline" in box.locator("canvas").first.get_attribute("aria-label")
+
+
+@pytest.mark.parametrize("knob", ["one layer", "no warm-up", "identical start"])
+def test_knobs_train_as_tm_train(page, knob):
+    """Each knob is an input of the same graphs, and the page's run with it
+    is tm.train's with the same option (20 steps, losses to 1e-4 relative);
+    the Python line names the option."""
+    p, _ = page
+    i, h, d_k, n = 1, 2, 8, 20
+    reset(p, i)
+    box = panel(p, i)
+    cfg = {"h": h, "d_k": d_k}
+    kwargs = {}
+    if knob == "one layer":
+        box.locator("select[id$='-layers']").select_option("1")
+        cfg["n_layers"] = 1
+    elif knob == "no warm-up":
+        box.locator("input[id$='-warmup']").uncheck()
+        cfg["warmup"] = 0
+    else:
+        box.locator("input[id$='-identical']").check()
+        kwargs["identical_heads"] = True
+    set_size(p, i, h, d_k)
+    wait_state(p, i, ["ready"])
+    p.evaluate("([i, n]) => mhaTrainer.panels[i].worker.steps(n)", [i, n])
+    box.locator(".mha-train-go").click()
+    _, metrics = tm.train(tm.TinyConfig(**cfg), n, seed=0, eval_every=1, **kwargs)
+    wait_state(p, i, ["done"], timeout=120_000)
+    got = p.evaluate("i => mhaTrainer.panels[i].losses", i)
+    np.testing.assert_allclose(got, [e["loss"] for e in metrics["history"]], rtol=1e-4, atol=0)
+    line = box.locator(".mha-train-python code").inner_text()
+    assert line.startswith("model, metrics = tm.train(tm.TinyConfig(h=2, d_k=8")
+    for k, v in cfg.items():
+        assert f"{k}={v}" in line, line
+    assert ("identical_heads=True" in line) == bool(kwargs)
+    reset(p, i)  # back to the defaults for the next test
+    box.locator("select[id$='-layers']").select_option("2")
+    box.locator("input[id$='-warmup']").check()
+    box.locator("input[id$='-identical']").uncheck()

@@ -17,6 +17,7 @@ let T = null; // the manifest's "train" entry
 let evaluate = null;
 let circuits = null; // the circuits graph, in a build that has it
 let heldout = null;
+let pool = null; // the init graph's normals: the circuits' random baseline reads them
 
 let booting = null;
 function boot(base, manifest) {
@@ -29,8 +30,10 @@ async function start(base, manifest) {
   const dir = base + "explorer-data/train/";
   ort = await loadOrt(base);
   evaluate = await graph(ort, dir, T.graphs.evaluate);
-  const c = T.graphs["circuits"]; // (optional: not in every build)
-  if (c) { circuits = await graph(ort, dir, c); }
+  if (T.graphs.circuits) { // (a build older than the circuits graph has none)
+    circuits = await graph(ort, dir, T.graphs.circuits);
+    pool = await words(dir, T.data.pool);
+  }
   const h = await words(dir, T.data.heldout), L = T.batch[1];
   heldout = ids64(ort, h, 0, h.length, [h.length / L, L]);
 }
@@ -47,10 +50,20 @@ async function read(msg) {
   }
   const t0 = performance.now();
   const r = await evaluate.run(only(evaluate, feeds));
-  return { type: "read", id: msg.id, step: msg.step, ms: performance.now() - t0,
+  const out = { type: "read", id: msg.id, step: msg.step,
     accuracy: Array.from(r.accuracy.data), stats: Array.from(r.stats.data),
     role: Array.from(r.role.data, Number), named: Array.from(r.named.data, Boolean),
-    layers: layers, h: msg.h };
+    layers: layers, h: msg.h, circuits: null };
+  // the circuits read the weights alone: once a copy, not for an ablation
+  if (circuits && !msg.mask) {
+    const cf = weightFeeds(ort, T, msg.params, msg.h, {});
+    cf.noise = new ort.Tensor("float16", pool, [pool.length]);
+    const c = await circuits.run(only(circuits, cf));
+    out.circuits = {};
+    for (const k of circuits.outputNames) { out.circuits[k] = Array.from(c[k].data); }
+  }
+  out.ms = performance.now() - t0;
+  return out;
 }
 
 let queue = Promise.resolve();

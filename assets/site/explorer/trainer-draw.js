@@ -56,8 +56,10 @@
   function lossNote(Q) {
     var first = Q.losses[0], lnV = Math.log(Q.vocab);
     Q.lossNote.textContent = "First loss " + first.toFixed(2) + "; ln " + Q.vocab + " = " + lnV.toFixed(2) +
-      " is the loss of a uniform guess over the " + Q.vocab + " words (the cross-entropy of probability 1/" +
-      Q.vocab + " on every answer): an untrained model spreads its guess nearly evenly, so it starts close to it.";
+      " is the loss of a uniform guess over the " + Q.vocab + " words (probability 1/" + Q.vocab +
+      " on every answer). An untrained model guesses almost uniformly, so it starts near ln " + Q.vocab +
+      (first > lnV ? "; a little above, because its random logits are not quite flat, and a confident wrong guess costs more than a uniform one."
+        : "; a little below, because its random logits happen to favour some right answers.");
   }
 
   // Okabe-Ito colours, read by colour-blind readers; each curve also has a
@@ -264,6 +266,64 @@
       ". Roles with them off: " + (parts.length ? parts.join(", ") : "none named") + ". The pictures below are the ablated model's.";
   }
 
-  P.draw = { chart: chart, ablation: ablation, lossNote: lossNote, curves: curves, phase: phase, timeline: timeline,
+  // The circuits of the model now (read-out r.circuits): the Q-, K- and
+  // V-composition of every layer-1 head with every layer-2 head as heatmaps
+  // (rows: layer-1 head i, columns: layer-2 head j; colour from 0 to the
+  // largest score or twice the random baseline, whichever is larger), the
+  // random baseline of each, and per head the previous-token band (layer
+  // 1), prefix matching and copying (layer 2). A table says the same.
+  function circuits(Q, r) {
+    var box = Q.circuits, c = r.circuits, h = r.h, CMAP = window.mhaExplorerColormap;
+    box.textContent = "";
+    if (!c) { return; }
+    var finite = ["comp_q", "comp_k", "comp_v", "comp_baseline", "prev_band", "copying", "prefix"].every(function (k) {
+      return c[k].every(Number.isFinite);
+    });
+    if (!finite) {
+      box.appendChild(el("p", { text: "The circuits at step " + r.step + " are not numbers (the weights diverged): nothing to draw." }));
+      return;
+    }
+    box.appendChild(el("p", { class: "mha-train-circuits-title",
+      text: "Circuits at step " + r.step + ": how the layer-2 heads read what the layer-1 heads write" }));
+    var maps = el("div", { class: "mha-train-comps" });
+    [["comp_k", "K-composition", 1], ["comp_q", "Q-composition", 0], ["comp_v", "V-composition", 2]].forEach(function (m) {
+      var M = c[m[0]], base = c.comp_baseline[m[2]], top = Math.max(2 * base, Math.max.apply(null, M)) || 1;
+      var cell = Math.max(6, Math.floor(96 / h)), cv = el("canvas", { width: String(h * cell), height: String(h * cell), role: "img" });
+      var g = cv.getContext("2d"), best = 0;
+      for (var i = 0; i < h; i++) {
+        for (var j = 0; j < h; j++) {
+          var v = M[i * h + j], col = CMAP[Math.max(0, Math.min(255, Math.round(255 * v / top)))];
+          g.fillStyle = "rgb(" + col.join(",") + ")";
+          g.fillRect(j * cell, i * cell, cell, cell);
+          if (v > M[best]) { best = i * h + j; }
+        }
+      }
+      var ratio = M[best] / base;
+      cv.setAttribute("aria-label", m[1] + " of layer-1 head i (rows) into layer-2 head j (columns), " + h + " × " + h +
+        ": largest L1H" + (Math.floor(best / h) + 1) + " → L2H" + (best % h + 1) + " = " + M[best].toFixed(3) +
+        ", " + ratio.toFixed(1) + " × the random baseline " + base.toFixed(3) + ".");
+      maps.appendChild(el("figure", { class: "mha-train-comp" }, [cv, el("figcaption", {
+        text: m[1] + " (baseline " + base.toFixed(3) + "; top L1H" + (Math.floor(best / h) + 1) + "→L2H" + (best % h + 1) +
+          " " + M[best].toFixed(2) + ")" })]));
+    });
+    box.appendChild(maps);
+    var table = el("table", { class: "mha-train-roletable" }, [
+      el("caption", { text: "Per head: previous-token band (positional QK at offset −1), prefix matching, copying" }),
+      el("thead", {}, [el("tr", {}, ["Head", "prev band", "prefix", "copying"].map(function (t) {
+        return el("th", { scope: "col", text: t }); }))])]);
+    var body = el("tbody");
+    for (var l = 0; l < r.layers; l++) {
+      for (var i = 0; i < h; i++) {
+        var k = l * h + i;
+        body.appendChild(el("tr", {}, [el("th", { scope: "row", text: "L" + (l + 1) + "H" + (i + 1) }),
+          el("td", { text: c.prev_band[k].toFixed(2) }), el("td", { text: c.prefix[k].toFixed(2) }),
+          el("td", { text: c.copying[k].toFixed(2) })]));
+      }
+    }
+    table.appendChild(body);
+    box.appendChild(el("details", {}, [el("summary", { text: "Per-head scores" }), table]));
+  }
+
+  P.draw = { chart: chart, ablation: ablation, circuits: circuits, lossNote: lossNote, curves: curves, phase: phase, timeline: timeline,
     readouts: readouts, heads: heads, titles: titles };
 })();

@@ -50,7 +50,7 @@
       P.losses = []; P.evals = []; P.phaseStep = null; P.roleSteps = null; P.roleNames = null;
       P.readSteps = {};
       P.roles.textContent = ""; P.accuracy.textContent = ""; P.lossNote.textContent = "";
-      P.phase.textContent = ""; P.python.textContent = "";
+      P.phase.textContent = ""; P.python.textContent = ""; P.circuits.textContent = "";
       D.chart(P); D.curves(P); D.timeline(P);
     };
 
@@ -62,7 +62,8 @@
       var P = this, key = P.setupKey;
       if (!snap || P.readSteps[snap.step]) { return; }
       P.readSteps[snap.step] = true;
-      reader().read(snap.params, snap.h, snap.step).then(function (r) {
+      var layerOn = Float32Array.from(P.knobFeeds().layerOn); // a one-layer run is read as one
+      reader().read(snap.params, snap.h, snap.step, { layerOn: layerOn }).then(function (r) {
         if (key !== P.setupKey) { return; } // reset or resized meanwhile
         P.showEval(r);
       }).catch(function (err) {
@@ -96,6 +97,7 @@
       D.curves(P);
       D.phase(P, PHASE_MARGIN);
       D.timeline(P);
+      if (last.circuits) { D.circuits(P, last); }
     };
 
     // Each head's role in a read-out: the name of its largest statistic if
@@ -135,7 +137,8 @@
       var mask = P.mask(snap.h);
       if (!mask) { P.ablated = null; P.ablation.textContent = ""; P.probe(); D.titles(P); return; }
       if (P.allOff(snap.h)) {
-        P.ablated = null; P.heads.hidden = true;
+        P.ablated = null;
+        P.heads.classList.add("mha-train-all-off"); // no pictures; the switches stay, to switch back on
         P.ablation.textContent = P.ablationMessages.allOff;
         return;
       }
@@ -168,6 +171,8 @@
     // benchmark times it): {ms in the worker, accuracy, roles, circuits}.
     Panel.prototype.readNow = function (opts) {
       var snap = this.snapshot;
+      opts = opts || {};
+      opts.layerOn = opts.layerOn || Float32Array.from(this.knobFeeds().layerOn);
       return reader().read(snap.params, snap.h, snap.step, opts);
     };
 

@@ -45,31 +45,20 @@
     return null;
   }
 
-  // A manifest field that a newer build writes (train.baselines,
-  // train.limits.messages) that the schema file does not list yet: read
-  // here by name, so that the dotted-path scan of tests/test_manifest.py does not
-  // take it for a rename; undefined from an older build.
-  function later(name, from) { return (from || MAN.train)[name]; }
+  // A manifest field the schema file does not list yet (train.baselines,
+  // asked of the package): read here by name, so that the dotted-path scan
+  // of tests/test_manifest.py does not take it for a rename; undefined
+  // until the build writes it.
+  function later(name) { return MAN.train[name]; }
 
-  // The words of each size rule, str.format-style templates with the
-  // fields {h}, {d_k}, {d_model}, {h_max}, {d_k_min}, {d_k_max},
-  // {d_model_max}, {budget}: the manifest's (limits.messages, written by
-  // mhacourse.web_train beside check_sizes), or, from a build older than
-  // that, these (the same words).
-  var MESSAGES = {
-    h: "h must be a whole number from 1 to {h_max} (time and memory: the page trains on one CPU thread).",
-    budget: "h = {h} does not divide d_model = {budget}: pick a divisor (1, 2, 4, 8, 16), or untick \"same budget\".",
-    d_k: "d_k must be a whole number from {d_k_min} to {d_k_max} (time: a step grows as d_model²).",
-    d_model: "d_model = h × d_k = {h} × {d_k} = {d_model} is over {d_model_max} (time: a step grows as d_model²); make h or d_k smaller.",
-  };
-
-  // The line for the size rule `key`, its template filled with these sizes
-  // and the manifest's limits.
+  // The line for the size rule `key`: the manifest's template (limits.messages,
+  // str.format-style, written once by mhacourse.web_train beside
+  // check_sizes) filled with these sizes and the manifest's limits.
   function sizeMessage(key, h, dk) {
-    var L = MAN.train.limits, given = later("messages", L) || {};
+    var L = MAN.train.limits, given = MAN.train.limits.messages; // web_train.SIZE_MESSAGES
     var fields = { h: h, d_k: dk, d_model: h * dk, h_max: L.h_max, d_k_min: L.d_k_min, d_k_max: L.d_k_max,
       d_model_max: L.d_model_max, budget: MAN.train.budget };
-    return (given[key] || MESSAGES[key]).replace(/\{(\w+)\}/g, function (all, name) {
+    return given[key].replace(/\{(\w+)\}/g, function (all, name) {
       return name in fields ? String(fields[name]) : all;
     });
   }
@@ -125,6 +114,7 @@
     P.phase = el("p", { class: "mha-train-phase", "aria-live": "polite" });
     P.timeline = el("div", { class: "mha-train-timeline" });
     P.python = el("p", { class: "mha-train-python" });
+    P.circuits = el("div", { class: "mha-train-circuits", "aria-live": "off" });
     P.heads = el("div", { class: "mha-train-heads" });
     P.roles = el("p", { class: "mha-train-roles" });
     P.ablation = el("p", { class: "mha-train-ablation", "aria-live": "polite" });
@@ -144,7 +134,7 @@
         P.summary,
         el("div", { class: "mha-train-buttons" }, [P.train, P.pause, P.reset]),
         P.status, P.message, P.chart, P.lossNote, P.curves, P.curveKey, P.accuracy, P.phase,
-        P.timeline, P.python]),
+        P.timeline, P.circuits, P.python]),
       el("div", { class: "mha-train-right" }, [
         el("label", { for: P.sentence.id, class: "mha-train-sentence-label" },
           ["The heads on a sentence (type your own)"]),
@@ -266,7 +256,8 @@
     P.tokens().then(function (tok) {
       var refused = E.tinyRefusal(tok); // the explorer's rule and words
       if (refused) { P.heads.hidden = true; P.sentenceNote.textContent = refused; return null; }
-      if (P.allOff(snap.h)) { P.heads.hidden = true; return null; } // P.ablation says why
+      P.heads.classList.toggle("mha-train-all-off", P.allOff(snap.h)); // no pictures, the switches stay
+      if (P.allOff(snap.h)) { return null; } // P.ablation says why
       var opts = { mask: P.mask(snap.h), layerOn: Float32Array.from(P.knobFeeds().layerOn) };
       return E.forwardWith(snap.params, snap.h, tok.ids, opts).then(function (attn) {
         if (key !== P.setupKey || !P.snapshot) { return; } // reset or resized meanwhile
