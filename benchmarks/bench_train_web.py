@@ -5,12 +5,20 @@
 Serves ``_build/html`` on 127.0.0.1 (every other request blocked), opens the
 explorer page and measures, with the page's own numbers:
 
-- training steps per second (the worker's count, held-out evaluations and
-  redraws included) for h/d_k = 1/64, 4/16, 16/4 and the largest allowed
-  model, 16/16 (d_model 256);
+Every read-out is on, as a reader gets them: the held-out read-out of every
+copy of the weights (every 20 steps: accuracy per part, roles, and the
+circuits where the build has that graph) in the read-out worker, and the
+heads redrawn in the page.
+
+- training steps per second (the worker's count; the read-outs run beside
+  it, the redraws in the page) for h/d_k = 1/64, 4/16, 16/4 and the largest
+  allowed model, 16/16 (d_model 256);
 - seconds from pressing Train to >= 90 % held-out accuracy for h = 4,
-  d_k = 16 (the accuracy is measured every 100 steps, so this is the first
-  evaluation at or above 90 %), over ``--runs`` fresh models;
+  d_k = 16 (the accuracy is read every 20 steps, so this is the first
+  read-out at or above 90 %), median of ``--runs`` fresh models;
+- one full read-out (evaluate: accuracy, statistics, roles; circuits:
+  composition, previous-token band, prefix, copying) at h = 16, d_k = 16:
+  the worker's time for the graphs, and the round trip from the page;
 - keystroke to repaint while a model trains: from the input event in the
   sentence box to the animation frame after the heads are redrawn;
 - the bytes the page loads to train one configuration (the page's and the
@@ -43,7 +51,7 @@ def size(page, i, h, d_k):
     box = page.locator(".mha-train-panel").nth(i)
     if box.locator(".mha-train-reset").is_enabled():
         box.locator(".mha-train-reset").click()
-    box.locator("input[type=checkbox]").set_checked(False)
+    box.locator("input[id$='-budget']").set_checked(False)
     box.locator("input[id$='-h']").fill(str(h))
     box.locator("input[id$='-dk']").fill(str(d_k))
     page.wait_for_function(READY, arg=i, timeout=60_000)
@@ -52,10 +60,26 @@ def size(page, i, h, d_k):
 
 def steps_per_second(page, h, d_k, steps=100):
     box = size(page, 0, h, d_k)
-    page.evaluate("n => mhaTrainer.panels[0].worker.postMessage({type: 'steps', steps: n})", steps)
+    page.evaluate("n => mhaTrainer.panels[0].worker.steps(n)", steps)
     box.locator(".mha-train-go").click()
     page.wait_for_function("mhaTrainer.panels[0].state === 'done'", timeout=600_000)
     return page.evaluate("mhaTrainer.panels[0].stepsPerSecond")
+
+
+def read_out(page, n=7):
+    """One full read-out of an h = 16, d_k = 16 model (the panel's Reader),
+    ``n`` times: the median of the worker's time and of the round trip."""
+    size(page, 0, 16, 16)
+    worker, trip = [], []
+    for _ in range(n):
+        r = page.evaluate("""async () => { const t0 = performance.now();
+            const r = await mhaTrainer.panels[0].readNow();
+            return {ms: r.ms, trip: performance.now() - t0, circuits: !!r.circuits}; }""")
+        worker.append(r["ms"])
+        trip.append(r["trip"])
+    return {"n": n, "worker_ms_median": round(statistics.median(worker), 1),
+            "round_trip_ms_median": round(statistics.median(trip), 1),
+            "circuits": r["circuits"]}
 
 
 def time_to_ninety(page, typing=False):
@@ -103,8 +127,8 @@ def main() -> int:
             bytes: e.encodedBodySize || 0}))""")
         train_files = [e for e in worker if "/train/" in e["name"] or "/ort/" in e["name"]]
         page_files = [e for e in own if any(k in e["name"] for k in
-                      ("trainer.js", "train-worker.js", "manifest.js", "engine.js",
-                       "tokenizers/", "explorer.css"))]
+                      ("trainer", "train-worker.js", "readout-worker.js", "worker-common.js",
+                       "manifest.js", "engine.js", "tokenizers/", "explorer.css"))]
         result["bytes"] = {
             "worker": sum(e["bytes"] for e in train_files),
             "page_scripts": sum(e["bytes"] for e in page_files),
@@ -116,6 +140,8 @@ def main() -> int:
             rates[f"h{h}_dk{d_k}"] = round(steps_per_second(page, h, d_k), 1)
             print(f"h={h:2d} d_k={d_k:2d}: {rates[f'h{h}_dk{d_k}']} steps/s", flush=True)
         result["steps_per_second"] = rates
+        result["read_out_h16_dk16"] = read_out(page)
+        print(f"one read-out at h 16 d_k 16: {result['read_out_h16_dk16']}", flush=True)
         ninety, runs = [], []
         for r in range(args.runs):
             ms, step, final, repaints = time_to_ninety(page, typing=(r == 0))
@@ -141,6 +167,9 @@ def main() -> int:
           + "".join(f"| steps/s {k} | {v} |\n" for k, v in rates.items())
           + f"| Train -> 90 % held-out, h4 d_k 16 (median of {args.runs}) | "
             f"{result['h4_dk16']['median_s_to_90']} s |\n"
+          f"| one full read-out, h16 d_k16 (median, worker / round trip) | "
+          f"{result['read_out_h16_dk16']['worker_ms_median']} / "
+          f"{result['read_out_h16_dk16']['round_trip_ms_median']} ms |\n"
           f"| keystroke -> repaint while training (median, n = "
           f"{result['repaint_while_training_ms']['n']}) | "
           f"{result['repaint_while_training_ms']['median']} ms |\n"

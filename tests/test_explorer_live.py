@@ -13,9 +13,7 @@ import torch
 
 from mhacourse import bert, explorer, tasks, web_export
 from mhacourse import tiny_model as tm
-from site_browser import SITE, offline_page, serve
-
-PAGE = "chapters/explorer.html"
+from site_browser import PAGE
 
 # 22 sentences: the examples, one word, punctuation only, non-ASCII scripts,
 # emoji, paragraphs, 100+ tokens, and more than the model's maximum.
@@ -44,21 +42,13 @@ TINY_MODELS = ["h4_dk16", "h1_dk64", "h16_dk4", "h8_dk32_init"]
 
 
 @pytest.fixture(scope="module")
-def page():
-    if not (SITE / PAGE).exists():
-        pytest.fail("the site is not built: run `make book` first")
-    with serve() as base, offline_page(base) as (p, blocked):
-        errors: list[str] = []
-        p.on("pageerror", lambda e: errors.append(str(e)))
-        p.goto(f"{base}/{PAGE}")
-        p.wait_for_function("window.mhaExplorer && window.mhaExplorer.engine !== 'loading'",
-                            timeout=30_000)
-        assert p.evaluate("window.mhaExplorer.engine") == "ready", \
-            p.inner_text("#mha-status")
-        yield p, blocked, base
-        ours = [e for e in errors if "THEBE_JS_URL" not in e]
-        assert ours == [], f"JavaScript errors: {ours}"
-        assert blocked == [], f"the page tried to reach {blocked}"
+def page(live_page):
+    """The explorer page (tests/conftest.py) once its live engine has started."""
+    p = live_page.page
+    p.wait_for_function("window.mhaExplorer && window.mhaExplorer.engine !== 'loading'",
+                        timeout=30_000)
+    assert p.evaluate("window.mhaExplorer.engine") == "ready", p.inner_text("#mha-status")
+    return p, live_page.blocked, live_page.base
 
 
 # Float32Arrays cross from the page as base64 of their bytes (a 512-token

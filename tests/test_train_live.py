@@ -5,6 +5,8 @@ with onnxruntime and with the package in Python. Every bad input gets one
 line, and the page recovers from it."""
 from __future__ import annotations
 
+import contextlib
+
 import numpy as np
 import onnxruntime as ort
 import pytest
@@ -13,31 +15,24 @@ import torch
 from mhacourse import tasks, web_train
 from mhacourse import tiny_model as tm
 from mhacourse.tiny_model import step as st
-from site_browser import ROOT, SITE, offline_page, serve
+from site_browser import PAGE, ROOT, SITE
 
-PAGE = "chapters/explorer.html"
 TRAIN = ROOT / "_generated" / "explorer-data" / "train"
 
 
 @pytest.fixture(scope="module")
-def page():
-    if not (SITE / PAGE).exists():
-        pytest.fail("the site is not built: run `make book` first")
-    with serve() as base, offline_page(base) as (p, blocked):
-        errors: list[str] = []
-        p.on("pageerror", lambda e: errors.append(str(e)))
-        p.goto(f"{base}/{PAGE}")
-        p.wait_for_function("window.mhaTrainer && mhaTrainer.panels.length === 2")
-        # the workers start only when the trainer comes near the screen
-        p.wait_for_timeout(1500)
-        assert p.evaluate("mhaTrainer.panels.map(q => q.state)") == ["idle", "idle"], \
-            "the trainer started its workers before the reader scrolled to it"
-        p.locator(".mha-trainer").scroll_into_view_if_needed()
-        p.wait_for_function("mhaTrainer.panels.every(q => q.state === 'ready')", timeout=60_000)
-        yield p, blocked
-        ours = [e for e in errors if "THEBE_JS_URL" not in e]
-        assert ours == [], f"JavaScript errors: {ours}"
-        assert blocked == [], f"the page tried to reach {blocked}"
+def page(live_page):
+    """The explorer page (tests/conftest.py), its trainer's two panels built
+    once the reader has scrolled to them."""
+    p = live_page.page
+    p.wait_for_function("window.mhaTrainer && mhaTrainer.panels.length === 2")
+    # the workers start only when the trainer comes near the screen
+    p.wait_for_timeout(1500)
+    assert p.evaluate("mhaTrainer.panels.map(q => q.state)") == ["idle", "idle"], \
+        "the trainer started its workers before the reader scrolled to it"
+    p.locator(".mha-trainer").scroll_into_view_if_needed()
+    p.wait_for_function("mhaTrainer.panels.every(q => q.state === 'ready')", timeout=60_000)
+    return p, live_page.blocked
 
 
 def panel(p, i: int):
@@ -46,7 +41,7 @@ def panel(p, i: int):
 
 def set_size(p, i: int, h, d_k, budget: bool = False) -> None:
     box = panel(p, i)
-    box.locator("input[type=checkbox]").set_checked(budget)
+    box.locator("input[id$='-budget']").set_checked(budget)
     box.locator("input[id$='-h']").fill(str(h))
     if not budget:
         box.locator("input[id$='-dk']").fill(str(d_k))
@@ -90,38 +85,81 @@ def page_weights(p, i: int) -> dict:
 
 def test_trains_h4_dk16_to_ninety_percent(page):
     """The page trains h = 4, d_k = 16 from scratch to >= 90 % held-out
-    accuracy, and names the heads it formed."""
+    accuracy, names the heads it formed, and the run reads as the issue asks:
+    per-part curves every 20 steps against the package's baselines, the
+    phase change marked, each head's role timeline, the first loss against
+    ln V, and the Python line of the same run. Nothing drawn is NaN."""
     p, _ = page
     ready(p, 0, 4, 16)
-    panel(p, 0).locator(".mha-train-go").click()
+    box = panel(p, 0)
+    box.locator(".mha-train-go").click()
+    # the explorer's controls answer while the model trains and is read out
+    p.wait_for_function("mhaTrainer.panels[0].step >= 60")
+    n = p.evaluate("window.mhaExplorer.timings.length")
+    p.fill("#mha-text", "the cat sat on the mat")
+    p.wait_for_function(f"window.mhaExplorer.timings.length > {n}")
+    assert p.inner_text("#mha-message") == ""
     wait_state(p, 0, ["done"], timeout=300_000)
-    evals = p.evaluate("mhaTrainer.panels[0].evals.map(e => e.accuracy)")
-    assert evals[-1][0] >= 0.9, evals
+    p.wait_for_function("mhaTrainer.panels[0].evals.some(e => e.step === 800)")
+    evals = p.evaluate("mhaTrainer.panels[0].evals.map(e => [e.step, ...e.accuracy])")
+    assert evals[-1][1] >= 0.9, evals
+    assert np.isfinite(np.array(evals)).all()
+    steps = [e[0] for e in evals]
+    assert steps == sorted(steps) and set(range(0, 801, 20)) <= set(steps), steps
     roles = p.evaluate("mhaTrainer.panels[0].roleNames")
     assert any(r != "mixed" for layer in roles for r in layer), roles
-    text = panel(p, 0).locator(".mha-train-accuracy").inner_text()
-    assert f"{100 * evals[-1][0]:.1f}%" in text
+    text = box.locator(".mha-train-accuracy").inner_text()
+    assert f"{100 * evals[-1][1]:.1f}%" in text
+    # baselines: the package's, on the held-out set
+    x, y, kind = tm.heldout()
+    rule = tasks.baselines(x, y, kind)
+    base = p.evaluate("mhaTrainer.panels[0].base")
+    assert abs(base["chance"] - rule["uniform"]["all"]) < 1e-6
+    want = [rule["previous word"][k] for k in ("all", "previous", "lookup")]
+    np.testing.assert_allclose(base["previousWord"], want, atol=1e-3)
+    # the phase change: the first read-out past the plateau, by the stated rule
+    margin = p.evaluate("mhaTrainer.phaseMargin")
+    jump = next(s for s, *a in evals if a[2] > want[2] + margin)
+    assert p.evaluate("mhaTrainer.panels[0].phaseStep") == jump
+    assert f"step {jump}, lookup" in box.locator(".mha-train-phase").inner_text()
+    label = box.locator(".mha-train-curves").get_attribute("aria-label")
+    assert f"phase change at step {jump}" in label
+    # the roles' timeline: one row a head, and when induction appeared
+    rows = box.locator(".mha-train-timeline tbody tr")
+    assert rows.count() == 2 * 4
+    cells = [rows.nth(i).inner_text() for i in range(8)]
+    assert any("induction" in c for c in cells[4:]), cells
+    ind = [s for layer in p.evaluate("mhaTrainer.panels[0].roleSteps") for s in layer]
+    assert any(r["induction"] is not None for r in ind[4:])
+    # the first loss, against ln V
+    note = box.locator(".mha-train-loss-note").inner_text()
+    assert f"ln {web_train.EXAMPLE.vocab_size} = {np.log(web_train.EXAMPLE.vocab_size):.2f}" in note
+    assert box.locator(".mha-train-python code").inner_text() == \
+        "model, metrics = tm.train(tm.TinyConfig(h=4, d_k=16), steps=800, seed=0)"
 
 
 def test_page_weights_equal_onnxruntime_in_python(page):
     """20 steps in the page against the same graphs in Python's onnxruntime,
-    from the same initial weights: every step's loss within 1e-5, and the
-    weights after 20 steps within 1e-5 of the largest, except where AdamW
-    magnifies float32 rounding.
+    from the same initial weights: every step's loss within 1e-5; every
+    weight but the key biases within 5e-5; and the key biases, which no
+    output depends on, judged by what they can change: nothing.
 
     WebAssembly's kernels round differently from the native ones, and AdamW
     divides each gradient by the root of its running square: where a
-    gradient is nearly 0 that ratio turns rounding into a visible step. Most
-    of all for b_K, whose gradient is exactly 0 in exact arithmetic (adding
-    the same q . b_K to every score of a query leaves its softmax unchanged),
-    so both runs move it by pure rounding noise of up to lr per step, as
-    torch.optim.AdamW does in tm.train. Measured: 35 of 38 tensors within
-    1e-5, W_O and W_Q of layer 1 within 2e-5, b_K within 1e-3.
+    gradient is nearly 0 that ratio turns rounding into a visible step. b_K's
+    gradient is exactly 0 in exact arithmetic (adding the same q . b_K to
+    every score of a query leaves its softmax unchanged), so each engine
+    moves b_K by its own rounding noise, up to lr a step (measured: up to
+    1.2e-3 apart after 20 steps, a different number each run). A bound on
+    b_K's value would be a coin toss; so the test checks that its gradient
+    is ~0 at every step, that swapping the page's b_K for onnxruntime's
+    changes no output, and that the page's model and onnxruntime's give the
+    same logits and attention.
     """
     p, _ = page
     h, d_k, n = 3, 20, 20
     ready(p, 1, h, d_k)
-    p.evaluate("n => mhaTrainer.panels[1].worker.postMessage({type: 'steps', steps: n})", n)
+    p.evaluate("n => mhaTrainer.panels[1].worker.steps(n)", n)
     panel(p, 1).locator(".mha-train-go").click()
     wait_state(p, 1, ["done"], timeout=120_000)
     got = page_weights(p, 1)
@@ -132,6 +170,7 @@ def test_page_weights_equal_onnxruntime_in_python(page):
     so.intra_op_num_threads = 1
     init = ort.InferenceSession(str(TRAIN / "init.onnx"), so)
     step = ort.InferenceSession(str(TRAIN / "step.onnx"), so)
+    forward = ort.InferenceSession(str(TRAIN / "forward.onnx"), so)
     P = init.run(None, {"noise": st.noise_pool().half().numpy(),
                         "width": np.zeros(h * d_k, np.float32), "seed": np.array(0)})
     M = [np.zeros_like(a) for a in P]
@@ -139,22 +178,40 @@ def test_page_weights_equal_onnxruntime_in_python(page):
     names = [i.name for i in step.get_inputs()]
     xs = web_train.batches(n)
     N = len(P)
+    is_bK = [k.endswith("attn.b_K") for k in st.param_names()]
     losses = []
     for s in range(n):
         feed = [*P, *M, *V, np.array(s, np.float32), np.array(n, np.float32),
                 xs[s].numpy(), np.zeros(h, np.float32)]
         r = step.run(None, dict(zip(names, feed)))
         losses.append(float(r[0]))
+        grads = r[2 + 3 * N:2 + 4 * N]
+        scale = max(float(np.abs(g).max()) for g in grads)
+        for g, bK in zip(grads, is_bK):
+            if bK:  # rounding noise only: ~2e-10 against gradients of ~4e-2
+                assert float(np.abs(g).max()) <= 1e-6 * scale, f"b_K's gradient at step {s}"
         P, M, V = r[2:2 + N], r[2 + N:2 + 2 * N], r[2 + 2 * N:2 + 3 * N]
     np.testing.assert_allclose(page_losses, losses, atol=1e-5, rtol=0)
     assert got["names"] == st.param_names()
-    errors = {name: float(np.abs(np.asarray(a, np.float32) - b.ravel()).max())
-              for name, a, b in zip(got["names"], got["arrays"], P)}
-    within = [k for k, e in errors.items() if e <= 1e-5]
-    assert len(within) >= 34, errors
-    for name, err in errors.items():
-        bound = 1e-3 if name.endswith("b_K") else 5e-5
-        assert err <= bound, f"{name}: page and onnxruntime differ by {err:.2e}"
+    page_P = [np.asarray(a, np.float32).reshape(b.shape) for a, b in zip(got["arrays"], P)]
+    for name, a, b, bK in zip(got["names"], page_P, P, is_bK):
+        if not bK:
+            err = float(np.abs(a - b).max())
+            assert err <= 5e-5, f"{name}: page and onnxruntime differ by {err:.2e}"
+
+    def outputs(params, ids):
+        feed = dict(zip([i.name for i in forward.get_inputs()],
+                        [*params, ids, np.zeros(h, np.float32)]))
+        return forward.run(None, feed)  # logits, attn_1, attn_2
+
+    swapped = [b if bK else a for a, b, bK in zip(page_P, P, is_bK)]
+    for ids in web_train.batches(n + 1)[n][:8].numpy():
+        ids = ids[None, :]  # (1, 16)
+        mine, theirs, both = outputs(page_P, ids), outputs(P, ids), outputs(swapped, ids)
+        for a, c in zip(mine, both):  # the page's b_K or onnxruntime's: the same outputs
+            np.testing.assert_allclose(a, c, atol=1e-5, rtol=0)
+        for a, c in zip(mine, theirs):  # the two engines' models: the same outputs
+            np.testing.assert_allclose(a, c, atol=2e-4, rtol=0)
 
 
 def test_trained_model_attention_equals_the_package(page):
@@ -207,13 +264,20 @@ def test_train_twice_pause_resume_reset(page):
     ready(p, 1, 2, 8)
     p.evaluate("mhaTrainer.panels[1].start(); mhaTrainer.panels[1].start()")
     wait_state(p, 1, ["running"])
-    p.evaluate("mhaTrainer.panels[1].start()")
-    assert "Already training" in panel(p, 1).locator(".mha-train-status").inner_text()
+    # read in the same turn as the click: a progress message arriving
+    # between the two would rewrite the status line
+    said = p.evaluate("(() => { const q = mhaTrainer.panels[1]; q.start(); "
+                      "return q.status.textContent; })()")
+    assert "Already training" in said
     assert panel(p, 1).locator("input[id$='-h']").is_disabled(), "no size change mid-run"
     panel(p, 1).locator(".mha-train-pause").click()
     wait_state(p, 1, ["paused"])
     at = p.evaluate("mhaTrainer.panels[1].step")
-    assert "Paused at step" in panel(p, 1).locator(".mha-train-status").inner_text()
+    assert f"Paused at step {at}:" in panel(p, 1).locator(".mha-train-status").inner_text()
+    # the counter, the pictures' weights, the losses and the worker agree
+    p.wait_for_function("mhaTrainer.panels[1].lastAttention.step === %d" % at)
+    assert p.evaluate("mhaTrainer.panels[1].losses.length") == at
+    assert page_weights(p, 1)["step"] == at
     panel(p, 1).locator(".mha-train-go").click()  # Resume
     p.wait_for_function("mhaTrainer.panels[1].step > %d" % at)
     panel(p, 1).locator(".mha-train-reset").click()
@@ -226,7 +290,7 @@ def test_divergence_stops_with_one_line_and_no_nan(page):
     says so, stops, and draws nothing non-finite."""
     p, _ = page
     ready(p, 1, 2, 8)
-    p.evaluate("mhaTrainer.panels[1].worker.postMessage({type: 'poison'})")
+    p.evaluate("mhaTrainer.panels[1].worker.poison()")
     panel(p, 1).locator(".mha-train-go").click()
     wait_state(p, 1, ["diverged"])
     assert "The loss diverged" in message(p, 1)
@@ -247,6 +311,135 @@ def test_empty_sentence_hides_the_pictures(page):
     assert panel(p, 1).locator(".mha-train-heads").is_visible()
 
 
+def heads_drawn(p, i: int) -> list[int]:
+    """For each head canvas in the panel's box: how many of its pixels are
+    painted (0 for a blank canvas)."""
+    return p.evaluate("""i => Array.from(document.querySelectorAll(
+        '.mha-train-panel')[i].querySelectorAll('.mha-train-heads canvas')).map(c => {
+          const d = c.getContext('2d').getImageData(0, 0, c.width, c.height).data;
+          let n = 0; for (let k = 3; k < d.length; k += 4) { if (d[k] > 0) { n++; } }
+          return c.isConnected && c.offsetWidth > 0 ? n : 0; })""", i)
+
+
+def assert_every_head_drawn(p, i: int, h: int, after_step: int = 0) -> None:
+    p.wait_for_function("([i, s]) => { const q = mhaTrainer.panels[i]; return q.lastAttention "
+                        "&& q.lastAttention.step >= s && !q.drawing; }", arg=[i, after_step])
+    drawn = heads_drawn(p, i)
+    assert len(drawn) == 2 * h, f"{len(drawn)} head pictures on the page, not {2 * h}"
+    assert all(n > 0 for n in drawn), f"blank head pictures: {drawn}"
+    assert all(n == drawn[0] for n in drawn), drawn  # every pixel of each
+
+
+def test_reset_at_the_same_size_draws_every_head_again(page):
+    """Reset mid-run, Pause then Reset, and a second run after a Reset, all
+    at the same size: every head's picture is back on the page, drawn."""
+    p, _ = page
+    h = 2
+    ready(p, 1, h, 8)
+    assert_every_head_drawn(p, 1, h)
+    panel(p, 1).locator(".mha-train-go").click()  # reset mid-run
+    p.wait_for_function("mhaTrainer.panels[1].step >= 20")
+    panel(p, 1).locator(".mha-train-reset").click()
+    wait_state(p, 1, ["ready"])
+    assert_every_head_drawn(p, 1, h)
+    panel(p, 1).locator(".mha-train-go").click()  # pause, then reset
+    p.wait_for_function("mhaTrainer.panels[1].step >= 20")
+    panel(p, 1).locator(".mha-train-pause").click()
+    wait_state(p, 1, ["paused"])
+    panel(p, 1).locator(".mha-train-reset").click()
+    wait_state(p, 1, ["ready"])
+    assert_every_head_drawn(p, 1, h)
+    panel(p, 1).locator(".mha-train-go").click()  # a second run after the reset
+    p.wait_for_function("mhaTrainer.panels[1].step >= 40")
+    assert_every_head_drawn(p, 1, h, after_step=40)
+    panel(p, 1).locator(".mha-train-pause").click()
+    wait_state(p, 1, ["paused"])
+    reset(p, 1)
+
+
+def test_unknown_words_get_the_explorers_line(page):
+    """An all-unknown or right-to-left sentence: the trainer refuses it with
+    the explorer's rule and words, shows no picture, and recovers."""
+    p, _ = page
+    ready(p, 1, 2, 8)
+    box = panel(p, 1).locator(".mha-train-sentence")
+    for text in ["مرحبا بالعالم", "😀 🐱 日本", "zzqx blorf"]:
+        box.fill(text)
+        p.wait_for_function("i => document.querySelectorAll('.mha-train-note')[i]"
+                            ".textContent.includes('None of these words')", arg=1)
+        assert panel(p, 1).locator(".mha-train-heads").is_hidden()
+        line = panel(p, 1).locator(".mha-train-note").inner_text()
+        assert line == p.evaluate("t => mhaEngine.tokenizeTiny(t).then(mhaEngine.tinyRefusal)",
+                                  text)
+    box.fill("the cat sat")
+    p.wait_for_function("mhaTrainer.panels[1].lastAttention.L === 3")
+    assert panel(p, 1).locator(".mha-train-heads").is_visible()
+    assert "None of these words" not in panel(p, 1).locator(".mha-train-note").inner_text()
+
+
+@contextlib.contextmanager
+def page_without(page, file: str):
+    """The explorer page in a fresh offline context in which ``file`` (a
+    path under explorer-data/) answers 404."""
+    p0, _ = page
+    base = p0.url.split("/chapters/")[0]
+    context = p0.context.browser.new_context(viewport={"width": 1280, "height": 900})
+    reached, missing = [], []
+
+    def route(r):
+        url = r.request.url
+        if url.endswith("/explorer-data/" + file):
+            missing.append(url)
+            return r.fulfill(status=404, body="not found")
+        if url.startswith(base):
+            return r.continue_()
+        reached.append(url)
+        return r.abort()
+    context.route("**/*", route)
+    p = context.new_page()
+    errors: list[str] = []
+    p.on("pageerror", lambda e: errors.append(str(e)))
+    try:
+        p.goto(p0.url)
+        yield p
+        assert missing, f"the page never asked for {file}"
+        assert reached == []
+        assert [e for e in errors if "THEBE_JS_URL" not in e] == []
+    finally:
+        context.close()
+
+
+def test_without_the_forward_graph_the_examples_still_draw(page):
+    """forward.onnx missing: the explorer's precomputed pictures draw, and
+    the status says in one line what failed (not onnxruntime's words, not
+    "ready")."""
+    with page_without(page, "train/forward.onnx") as p:
+        p.wait_for_function("window.mhaExplorer && mhaExplorer.engine === 'failed'", timeout=30_000)
+        status = p.inner_text("#mha-status")
+        assert "could not load forward.onnx (HTTP 404)" in status, status
+        assert "ready" not in status.lower() and "external data" not in status
+        assert "\n" not in status.strip()
+        p.wait_for_function("document.querySelectorAll('#mha-explorer .mha-thumb').length === 4")
+        assert p.inner_text("#mha-message") == ""
+        assert "(precomputed at build time)" in p.inner_text(".mha-header")
+
+
+@pytest.mark.parametrize("file", ["step.onnx", "batches.u16"])
+def test_without_training_files_one_line_says_what_to_do(page, file):
+    """step.onnx or batches.u16 missing: before any step, one line names
+    the file and says what to do; it does not say "Training stopped"."""
+    with page_without(page, "train/" + file) as p:
+        p.wait_for_function("window.mhaTrainer && mhaTrainer.panels.length === 2")
+        p.locator(".mha-trainer").scroll_into_view_if_needed()
+        p.wait_for_function("mhaTrainer.panels.every(q => q.state === 'failed')", timeout=60_000)
+        line = panel(p, 0).locator(".mha-train-message").inner_text()
+        assert f"could not load {file} (HTTP 404)" in line, line
+        assert "Reload the page" in line and "make book" in line
+        assert "stopped" not in line.lower()
+        assert panel(p, 0).locator(".mha-train-go").is_disabled()
+        assert p.evaluate("mhaTrainer.panels[0].losses.length") == 0
+
+
 def test_leaving_mid_run_asks_first(page):
     p0, blocked = page
     p = p0.context.new_page()  # same offline context
@@ -261,7 +454,11 @@ def test_leaving_mid_run_asks_first(page):
     dialogs = []
     p.on("dialog", lambda d: (dialogs.append(d.type), d.dismiss()))
     p.close(run_before_unload=True)
-    p0.wait_for_timeout(1000)
+    # wait for the question itself, however long it takes (not a fixed time)
+    for _ in range(200):
+        if dialogs:
+            break
+        p0.wait_for_timeout(50)
     assert dialogs == ["beforeunload"]
     assert not p.is_closed(), "dismissing the question keeps the page and its model"
     p.close()
@@ -284,3 +481,193 @@ def test_file_page_says_why_and_the_precomputed_explorer_works(page):
         assert reached == []
     finally:
         context.close()
+
+
+# ------------------------------------------------- one run, two engines
+
+def start_run(p, i: int, h, d_k, seed, steps=None) -> None:
+    ready(p, i, h, d_k)
+    box = panel(p, i)
+    box.locator("input[id$='-seed']").fill(str(seed))
+    wait_state(p, i, ["ready"])
+    if steps is not None:
+        p.evaluate("([i, n]) => mhaTrainer.panels[i].worker.steps(n)", [i, steps])
+    box.locator(".mha-train-go").click()
+
+
+def test_first_50_losses_equal_tm_train(page):
+    """The page's first 50 losses are tm.train's, to 1e-4 relative: the
+    same initial weights, batches, schedule and step (a 50-step run, so
+    both schedules are the 50-step one)."""
+    p, _ = page
+    start_run(p, 0, 4, 16, 1, steps=50)
+    start_run(p, 1, 3, 20, 0, steps=50)
+    want = {}
+    for (h, d_k, seed) in [(4, 16, 1), (3, 20, 0)]:
+        _, metrics = tm.train(tm.TinyConfig(h=h, d_k=d_k), 50, seed=seed, eval_every=1)
+        want[h] = [e["loss"] for e in metrics["history"]]
+    for i, h in [(0, 4), (1, 3)]:
+        wait_state(p, i, ["done"], timeout=120_000)
+        got = p.evaluate("i => mhaTrainer.panels[i].losses", i)
+        np.testing.assert_allclose(got, want[h], rtol=1e-4, atol=0)
+
+
+@pytest.mark.parametrize("seed", [0, 1])
+def test_page_accuracy_every_100_steps_equals_tm_train(page, seed):
+    """Held-out accuracy (overall, previous, lookup) every 100 steps of the
+    whole run, page against tm.train: within 1 point, for h 4 d_k 16 and
+    h 3 d_k 20 (trained side by side in the two panels, while Python trains
+    the same two)."""
+    p, _ = page
+    runs = [(4, 16), (3, 20)]
+    for i, (h, d_k) in enumerate(runs):
+        start_run(p, i, h, d_k, seed)
+    want = {}
+    for h, d_k in runs:
+        _, metrics = tm.train(tm.TinyConfig(h=h, d_k=d_k), 800, seed=seed, eval_every=100)
+        want[h] = {e["step"]: [e["accuracy"], e["previous"], e["lookup"]]
+                   for e in metrics["history"]}
+    for i, (h, _) in enumerate(runs):
+        wait_state(p, i, ["done"], timeout=600_000)
+        p.wait_for_function("i => mhaTrainer.panels[i].evals.some(e => e.step === 800)", arg=i)
+        got = {e[0]: e[1:] for e in p.evaluate(
+            "i => mhaTrainer.panels[i].evals.map(e => [e.step, ...e.accuracy])", i)}
+        for step, acc in want[h].items():
+            worst = float(np.abs(np.array(got[step]) - np.array(acc)).max())
+            assert worst <= 0.01, f"h {h} seed {seed} step {step}: {got[step]} vs {acc}"
+        line = panel(p, i).locator(".mha-train-python code").inner_text()
+        assert line.endswith(f"tm.train(tm.TinyConfig(h={h}, d_k={runs[i][1]}), "
+                             f"steps=800, seed={seed})")
+
+
+def test_ablation_equals_the_package(page):
+    """Heads switched off in the page (the trained model of the last run):
+    the pictures and the read-out (accuracy, statistics, roles) are the
+    package's forward_with / evaluate_with with the same head_mask, to 1e-5;
+    every head off gives one line; switching them back on restores."""
+    p, _ = page
+    i = 0
+    wait_state(p, i, ["done", "paused"])
+    assert p.evaluate("mhaTrainer.panels[0].canAblate")
+    c = p.evaluate("mhaTrainer.panels[0].config")
+    h = c["h"]
+    got = page_weights(p, i)
+    params = [torch.tensor(a, dtype=torch.float32).reshape(s) for a, s in
+              zip(got["arrays"], st.param_shapes(c["d_model"]).values(), strict=True)]
+    off = [0, 1]  # layer 1, heads 1 and 2
+    for k in off:
+        panel(p, i).locator(f"#mha-train-1-use-{k}").uncheck()
+    p.wait_for_function("mhaTrainer.panels[0].ablated && !mhaTrainer.panels[0].ablating")
+    r = p.evaluate("(() => { const a = mhaTrainer.panels[0].ablated; return {accuracy: a.accuracy,"
+                   " stats: a.stats, role: a.role, named: a.named}; })()")
+    mask = torch.ones(2, h)
+    mask[0, off] = 0
+    x = tm.heldout()[0]
+    acc, stats, role, named = st.evaluate_with(params, x, torch.zeros(h), mask, torch.ones(2))
+    np.testing.assert_allclose(r["accuracy"], acc.numpy(), atol=1e-5, rtol=0)
+    np.testing.assert_allclose(r["stats"], stats.numpy().ravel(), atol=1e-5, rtol=0)
+    assert r["role"] == role.flatten().tolist() and r["named"] == named.flatten().tolist()
+    assert "Switched off: L1H1, L1H2" in panel(p, i).locator(".mha-train-ablation").inner_text()
+    # the pictures: the ablated model's attention on the sentence
+    sentence = "the cat sat on the mat because the cat was tired"
+    panel(p, i).locator(".mha-train-sentence").fill(sentence)
+    L = len(tasks.split_words(sentence))
+    p.wait_for_function("mhaTrainer.panels[0].lastAttention.L === %d && "
+                        "!mhaTrainer.panels[0].drawing" % L)
+    page_attn = p.evaluate("mhaTrainer.panels[0].lastAttention.attn.map(a => Array.from(a))")
+    ids = torch.tensor([tasks.word_ids(sentence)])
+    _, attention = st.forward_with(params, ids, torch.zeros(h), mask, torch.ones(2))
+    for a, b in zip(page_attn, attention, strict=True):
+        np.testing.assert_allclose(np.asarray(a, np.float32), b.numpy().ravel(), atol=1e-5, rtol=0)
+    # every head off: one line, no picture; then back on
+    for k in range(2 * h):
+        box = panel(p, i).locator(f"#mha-train-1-use-{k}")
+        if box.is_checked():
+            box.uncheck()
+    assert "Every head is switched off" in panel(p, i).locator(".mha-train-ablation").inner_text()
+    assert panel(p, i).locator(".mha-train-heads canvas").first.is_hidden(), "no picture"
+    for k in range(2 * h):
+        panel(p, i).locator(f"#mha-train-1-use-{k}").check()
+    p.wait_for_function("mhaTrainer.panels[0].ablated === null")
+    assert panel(p, i).locator(".mha-train-ablation").inner_text() == ""
+    assert panel(p, i).locator(".mha-train-heads").is_visible()
+
+
+def test_a_knob_changed_mid_run_gets_one_line_and_the_run_goes_on(page):
+    p, _ = page
+    ready(p, 1, 2, 8)
+    panel(p, 1).locator(".mha-train-go").click()
+    wait_state(p, 1, ["running"])
+    said = p.evaluate("""(() => { const q = mhaTrainer.panels[1], w = q.knobInputs.warmup;
+        w.checked = !w.checked; w.dispatchEvent(new Event('change'));
+        return [q.message.textContent, w.checked, q.state]; })()""")
+    assert "apply when a run begins" in said[0] and said[1] is True and said[2] == "running"
+    at = p.evaluate("mhaTrainer.panels[1].step")
+    p.wait_for_function("mhaTrainer.panels[1].step > %d" % (at + 20))
+    panel(p, 1).locator(".mha-train-pause").click()
+    wait_state(p, 1, ["paused"])
+    reset(p, 1)
+    wait_state(p, 1, ["ready"])
+
+
+def test_circuits_equal_the_package(page):
+    """The page's circuit read-outs (composition Q/K/V and their random
+    baseline, previous-token band, copying, prefix) for the model it
+    trained are the package's circuits_core on the same weights, to 1e-5."""
+    p, _ = page
+    if not (TRAIN / "circuits.onnx").exists():
+        pytest.skip("this build has no circuits graph yet")
+    from mhacourse.circuits import READOUTS, circuits_core
+    wait_state(p, 0, ["done", "paused"])
+    c = p.evaluate("mhaTrainer.panels[0].config")
+    got = page_weights(p, 0)
+    params = [torch.tensor(a, dtype=torch.float32).reshape(s) for a, s in
+              zip(got["arrays"], st.param_shapes(c["d_model"]).values(), strict=True)]
+    r = p.evaluate("mhaTrainer.panels[0].readNow().then(r => r.circuits)")
+    assert r is not None, "the page read no circuits"
+    with torch.no_grad():
+        want = circuits_core(params, torch.zeros(c["h"]), st.noise_pool().half().float())
+    for name, w in zip(READOUTS, want, strict=True):
+        np.testing.assert_allclose(r[name], w.numpy().ravel(), atol=1e-5, rtol=0, err_msg=name)
+    box = panel(p, 0).locator(".mha-train-circuits")
+    assert "K-composition" in box.inner_text()
+    assert "random baseline" in box.locator("canvas").first.get_attribute("aria-label")
+
+
+@pytest.mark.parametrize("knob", ["one layer", "no warm-up", "identical start"])
+def test_knobs_train_as_tm_train(page, knob):
+    """Each knob is an input of the same graphs, and the page's run with it
+    is tm.train's with the same option (20 steps, losses to 1e-4 relative);
+    the Python line names the option."""
+    p, _ = page
+    i, h, d_k, n = 1, 2, 8, 20
+    reset(p, i)
+    box = panel(p, i)
+    cfg = {"h": h, "d_k": d_k}
+    kwargs = {}
+    if knob == "one layer":
+        box.locator("select[id$='-layers']").select_option("1")
+        cfg["n_layers"] = 1
+    elif knob == "no warm-up":
+        box.locator("input[id$='-warmup']").uncheck()
+        cfg["warmup"] = 0
+    else:
+        box.locator("input[id$='-identical']").check()
+        kwargs["identical_heads"] = True
+    set_size(p, i, h, d_k)
+    wait_state(p, i, ["ready"])
+    p.evaluate("([i, n]) => mhaTrainer.panels[i].worker.steps(n)", [i, n])
+    box.locator(".mha-train-go").click()
+    _, metrics = tm.train(tm.TinyConfig(**cfg), n, seed=0, eval_every=1, **kwargs)
+    wait_state(p, i, ["done"], timeout=120_000)
+    got = p.evaluate("i => mhaTrainer.panels[i].losses", i)
+    np.testing.assert_allclose(got, [e["loss"] for e in metrics["history"]], rtol=1e-4, atol=0)
+    line = box.locator(".mha-train-python code").inner_text()
+    assert line.startswith("model, metrics = tm.train(tm.TinyConfig(h=2, d_k=8")
+    for k, v in cfg.items():
+        assert f"{k}={v}" in line, line
+    assert ("identical_heads=True" in line) == bool(kwargs)
+    reset(p, i)  # back to the defaults for the next test
+    box.locator("select[id$='-layers']").select_option("2")
+    box.locator("input[id$='-warmup']").check()
+    box.locator("input[id$='-identical']").uncheck()

@@ -56,16 +56,29 @@
       var spec = await Promise.all([fetchJSON(DATA + "tokenizers/" + t.file),
         fetchJSON(DATA + "tokenizers/" + t.config)]);
       tokenizers.tiny = new Tokenizer(spec[0], spec[1]);
+      await session("train/" + manifest.train.graphs.forward.file); // every tiny model runs it
       return true;
     })();
     return started;
   }
 
-  function session(file) { // a path under explorer-data/
+  // A graph under explorer-data/, loaded once. Fetched here, not by
+  // onnxruntime, so that a failure names the file and what went wrong
+  // (onnxruntime says "failed to load external data file" for a 404).
+  function session(file) {
     if (!sessions[file]) {
-      sessions[file] = ort.InferenceSession.create(DATA + file, {
-        executionProviders: ["wasm"], graphOptimizationLevel: "all",
-      }).catch(function (e) { delete sessions[file]; throw e; });
+      var name = file.split("/").pop();
+      sessions[file] = fetch(DATA + file).then(function (r) {
+        if (!r.ok) { throw new Error("could not load " + name + " (HTTP " + r.status + ")"); }
+        return r.arrayBuffer();
+      }, function () {
+        throw new Error("could not load " + name + " (no answer from the server)");
+      }).then(function (buf) {
+        return ort.InferenceSession.create(new Uint8Array(buf), {
+          executionProviders: ["wasm"], graphOptimizationLevel: "all",
+        }).catch(function () { throw new Error(name + " is not a model onnxruntime can read (a damaged file)"); });
+      });
+      sessions[file].catch(function () { delete sessions[file]; });
     }
     return sessions[file];
   }
@@ -90,21 +103,43 @@
     return { ids: ids, tokens: tokens, total: n, kept: keep, unk: unk };
   }
 
+  // Why a tiny model cannot read this text, or null: no words at all, or
+  // none that its word list knows (a right-to-left script, emoji, ...). The
+  // explorer and the trainer both refuse with this line.
+  function tinyRefusal(tok) {
+    if (tok.kept === 0) { return "Type a sentence: no words were found in the text."; }
+    if (tok.unk === tok.kept) {
+      return "None of these words is in the tiny models' vocabulary (" + tok.kept +
+        " tokens, all [UNK]): they know only the English word list of their task; try an example sentence.";
+    }
+    return null;
+  }
+
   // The tiny model's forward pass on word ids, for any weights: params is
   // one {data: Float32Array, dims} per manifest.train.params entry, in that
-  // order; h the number of heads. Returns every layer's attention, (h, L, L)
+  // order; h the number of heads; opts.mask (n_layers * h, 1 keep, 0 off)
+  // and opts.layerOn (n_layers), when the graph takes them. Returns every layer's attention, (h, L, L)
   // row-major. Runs are queued: one session runs one call at a time.
   var queue = Promise.resolve();
-  async function forwardWith(params, h, ids) {
+  async function forwardWith(params, h, ids, opts) {
     await start();
     var T = manifest.train;
     var s = await session("train/" + T.graphs.forward.file);
     var feeds = { ids: int64(ids), heads: new ort.Tensor("float32", new Float32Array(h), [h]) };
+    // some heads switched off, some layers skipped (inputs of a build that has them)
+    var mask = opts && opts.mask, layerOn = opts && opts.layerOn;
+    if (s.inputNames.indexOf("head_mask") >= 0) {
+      feeds.head_mask = new ort.Tensor("float32", mask || new Float32Array(T.n_layers * h).fill(1), [T.n_layers, h]);
+    }
+    if (s.inputNames.indexOf("layer_on") >= 0) {
+      feeds.layer_on = new ort.Tensor("float32", layerOn || new Float32Array(T.n_layers).fill(1), [T.n_layers]);
+    }
     T.params.forEach(function (p, i) {
       feeds[p.input] = new ort.Tensor("float32", params[i].data, params[i].dims);
     });
     var names = [];
     for (var l = 1; l <= T.n_layers; l++) { names.push("attn_" + l); }
+    Object.keys(feeds).forEach(function (k) { if (s.inputNames.indexOf(k) < 0) { delete feeds[k]; } }); // heads: not in every build
     var run = queue.then(function () { return s.run(feeds, names); });
     queue = run.catch(function () {});
     var r = await run;
@@ -224,7 +259,12 @@
   }
 
   window.mhaEngine = {
-    start: start, tiny: tiny, tinyText: tinyText, forwardWith: forwardWith, minilm: minilm,
+    start: start, tiny: tiny, tinyRefusal: tinyRefusal,
+    // the forward graph's inputs (a build may add head_mask, layer_on)
+    forwardInputs: function () {
+      return start().then(function () { return session("train/" + manifest.train.graphs.forward.file); })
+        .then(function (s) { return s.inputNames.slice(); });
+    }, tinyText: tinyText, forwardWith: forwardWith, minilm: minilm,
     loadMiniLM: loadMiniLM,
     tokenizeTiny: function (t) { return start().then(function () { return tokenizeTiny(t); }); },
     tokenizeMiniLM: function (t) { return loadMiniLM().then(function () { return tokenizeMiniLM(t); }); },

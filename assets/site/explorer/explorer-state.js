@@ -64,18 +64,14 @@
         var y = yours();
         if (!y) { throw new Notice("No model has been trained in this page yet: press Train under \"Train it yourself\" below."); }
         live = await y.runText(t);
-        if (live.kept === 0) { throw new Notice("Type a sentence: no words were found in the text."); }
+        if (E.tinyRefusal(live)) { throw new Notice(E.tinyRefusal(live)); }
         return tinyView(y.entry(), live.tokens, live.attn[S.layer - 1], live, true);
       }
       if (S.source !== "minilm") {
         e = tinyEntry();
         if (api.engine === "ready") {
           live = await E.tiny(e.name, t);
-          if (live.kept === 0) { throw new Notice("Type a sentence: no words were found in the text."); }
-          if (live.unk === live.kept) {
-            throw new Notice("None of these words is in the tiny models' vocabulary (" + live.kept +
-              " tokens, all [UNK]); try an example sentence, or MiniLM, which reads any text.");
-          }
+          if (E.tinyRefusal(live)) { throw new Notice(E.tinyRefusal(live)); }
           return tinyView(e, live.tokens, live.attn[S.layer - 1], live, true);
         }
         if (ex >= 0) {

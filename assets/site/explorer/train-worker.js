@@ -2,23 +2,21 @@
 // page's main thread, with the package's own exported graphs.
 //
 // It computes nothing itself. mhacourse.web_train exports, once for every
-// (h, d_k): `init` (the initial weights), `step` (one training step: the
+// (h, d_k): `init` (the initial weights) and `step` (one training step: the
 // tiny model's forward pass, the loss, torch.func's gradients, clipping and
-// AdamW with train()'s schedule) and `evaluate` (held-out accuracy and each
-// head's role). onnxruntime-web runs them (WebAssembly, one thread). This
-// file only feeds the tensors back in, in order, and reports what the graphs
-// return.
+// AdamW with train()'s schedule). onnxruntime-web runs them (WebAssembly,
+// one thread). This file only feeds the tensors back in, in order, and
+// reports what the graphs return.
 //
-// The pictures are not drawn from here: a copy of the weights goes to the
-// page every few steps (`weights` in "ready", "progress" and "state"), and
-// the page runs the fourth graph, `forward`, on them (mhaEngine.forwardWith).
-// A sentence typed while the model trains is then answered at once, instead
-// of waiting for the step under way to end.
+// Nothing is read out from here: a copy of the weights goes to the page
+// every few steps (`weights` in "ready", "progress" and "state"); the page
+// draws the heads from it with the `forward` graph (mhaEngine.forwardWith),
+// and the read-out worker (readout-worker.js) scores it with `evaluate`
+// on the held-out set, beside this one. Training never waits for either.
 //
-// Messages in:  {type: "setup", base, manifest, h, d_k, seed}
-//               {type: "train"} | {type: "pause"}
-// Messages out: {type: "ready", ...} {type: "progress", ...} {type: "eval", ...}
-//               {type: "state", ...} {type: "error", message}
+// The messages: trainer-client.js, the page's side, lists them.
+
+import { loadOrt, graph, words, ids64, weightFeeds, only, report } from "./worker-common.js";
 
 let ort = null;
 let T = null; // the manifest's "train" entry
@@ -29,12 +27,6 @@ let run = null; // the one model this worker trains
 
 function post(msg, transfer) { self.postMessage(msg, transfer || []); }
 
-async function fetchBytes(file) {
-  const r = await fetch(DATA + file);
-  if (!r.ok) { throw new Error("could not load " + file + " (HTTP " + r.status + ")"); }
-  return new Uint8Array(await r.arrayBuffer());
-}
-
 let booting = null; // one start, however many setups arrive while it runs
 function boot(base, manifest) {
   if (!booting) { booting = start(base, manifest); booting.catch(() => { booting = null; }); }
@@ -44,56 +36,35 @@ function boot(base, manifest) {
 async function start(base, manifest) {
   T = manifest.train;
   DATA = base + "explorer-data/train/";
-  ort = await import(base + "ort/ort.wasm.min.mjs");
-  ort.env.wasm.numThreads = 1; // no SharedArrayBuffer needed
-  ort.env.wasm.proxy = false;
-  ort.env.wasm.wasmPaths = base + "ort/";
-  ort.env.logLevel = "error";
-  const names = ["init", "step", "evaluate"]; // `forward` runs in the page
-  const bytes = await Promise.all(names.map((k) => fetchBytes(T.graphs[k].file)));
-  for (let i = 0; i < names.length; i++) {
-    sessions[names[i]] = await ort.InferenceSession.create(bytes[i], {
-      executionProviders: ["wasm"], graphOptimizationLevel: "all", logSeverityLevel: 3 });
-  }
-  for (const k of Object.keys(T.data)) {
-    const b = await fetchBytes(T.data[k].file);
-    data[k] = new Uint16Array(b.buffer, b.byteOffset, b.byteLength / 2);
-  }
-}
-
-// Word ids as the int64 tensor the graphs read.
-function ids64(u16, start, count, shape) {
-  const a = new BigInt64Array(count);
-  for (let i = 0; i < count; i++) { a[i] = BigInt(u16[start + i]); }
-  return new ort.Tensor("int64", a, shape);
+  ort = await loadOrt(base);
+  for (const k of ["init", "step"]) { sessions[k] = await graph(ort, DATA, T.graphs[k]); }
+  for (const k of ["pool", "batches"]) { data[k] = await words(DATA, T.data[k]); }
 }
 
 function scalar(x) { return new ort.Tensor("float32", new Float32Array([x]), []); }
-
-function weightFeeds(into) {
-  T.params.forEach((p, i) => { into[p.input] = run.params[i]; });
-  into.heads = run.heads;
-  return into;
-}
+function has(graphName, input) { return sessions[graphName].inputNames.includes(input); }
 
 async function setup(msg) {
   await boot(msg.base, msg.manifest);
-  const d = msg.h * msg.d_k;
-  const r = await sessions.init.run({
+  const d = msg.h * msg.d_k, knobs = msg.knobs || {};
+  const init = {
     noise: new ort.Tensor("float16", data.pool, [data.pool.length]),
     width: new ort.Tensor("float32", new Float32Array(d), [d]),
     seed: new ort.Tensor("int64", new BigInt64Array([BigInt(msg.seed)]), []),
-  });
+  };
+  // the knobs are inputs of the same graphs (a build without them has none)
+  if (has("init", "heads")) { init.heads = new ort.Tensor("float32", new Float32Array(msg.h), [msg.h]); }
+  if (has("init", "identical")) { init.identical = scalar(knobs.identical ? 1 : 0); }
+  const r = await sessions.init.run(only(sessions.init, init));
   const params = T.params.map((p) => r[p.input]);
   const zeros = () => params.map((p) => new ort.Tensor("float32", new Float32Array(p.size), p.dims));
   run = { h: msg.h, d_k: msg.d_k, d_model: d, seed: msg.seed, params: params,
-    m: zeros(), v: zeros(), s: 0, steps: msg.steps, running: false,
-    heads: new ort.Tensor("float32", new Float32Array(msg.h), [msg.h]),
-    evalEvery: msg.evalEvery, drawEvery: msg.drawEvery };
+    m: zeros(), v: zeros(), s: 0, steps: msg.steps, running: false, drawEvery: msg.drawEvery,
+    warmup: knobs.warmup == null ? null : knobs.warmup, layerOn: knobs.layerOn || null };
   const count = params.reduce((n, p) => n + p.size, 0);
   postWithWeights({ type: "ready", h: msg.h, d_k: msg.d_k, d_model: d, params: count,
-    steps: msg.steps, key: msg.key });
-  await evaluate();
+    steps: msg.steps, key: msg.key,
+    takes: { warmup: has("step", "warmup"), layer_on: has("step", "layer_on"), identical: has("init", "identical") } });
 }
 
 // Post `msg` with a copy of the weights as `msg.weights` (the copy is moved,
@@ -109,12 +80,17 @@ const stepFetches = () => ["loss", "grad_norm"].concat(
 
 async function step() {
   const s = run.s, B = T.batch[0], L = T.batch[1];
-  const feeds = weightFeeds({});
+  const feeds = weightFeeds(ort, T, run.params, run.h, {});
   T.params.forEach((p, i) => { feeds["m_" + p.input] = run.m[i]; feeds["v_" + p.input] = run.v[i]; });
   feeds.s = scalar(s);
   feeds.steps = scalar(run.steps);
-  feeds.x = ids64(data.batches, s * B * L, B * L, [B, L]);
-  const r = await sessions.step.run(feeds, stepFetches());
+  if (run.warmup != null && has("step", "warmup")) { feeds.warmup = scalar(run.warmup); }
+  if (has("step", "layer_on")) {
+    const on = run.layerOn || new Array(T.n_layers).fill(1);
+    feeds.layer_on = new ort.Tensor("float32", Float32Array.from(on), [T.n_layers]);
+  }
+  feeds.x = ids64(ort, data.batches, s * B * L, B * L, [B, L]);
+  const r = await sessions.step.run(only(sessions.step, feeds), stepFetches());
   const loss = r.loss.data[0], norm = r.grad_norm.data[0];
   if (!Number.isFinite(loss) || !Number.isFinite(norm)) {
     return { loss: loss, norm: norm, diverged: true };
@@ -124,14 +100,6 @@ async function step() {
   run.v = T.params.map((p) => r["new_v_" + p.input]);
   run.s = s + 1;
   return { loss: loss, norm: norm, diverged: false };
-}
-
-async function evaluate() {
-  const h = data.heldout, L = T.batch[1], N = h.length / L;
-  const r = await sessions.evaluate.run(weightFeeds({ x: ids64(h, 0, N * L, [N, L]) }));
-  post({ type: "eval", step: run.s, accuracy: Array.from(r.accuracy.data),
-    stats: Array.from(r.stats.data), role: Array.from(r.role.data, Number),
-    named: Array.from(r.named.data, Boolean), layers: T.n_layers, h: run.h });
 }
 
 // A macrotask turn between steps, so that "pause" and the test hooks are
@@ -147,6 +115,11 @@ async function train() {
   run.running = true;
   post({ type: "state", state: "running" });
   let losses = [], t0 = performance.now(), s0 = run.s;
+  const progress = () => {
+    postWithWeights({ type: "progress", step: run.s, steps: run.steps, losses: losses,
+      stepsPerSecond: (run.s - s0) / ((performance.now() - t0) / 1000) });
+    losses = [];
+  };
   while (run.running && run.s < run.steps) {
     const r = await step();
     if (r.diverged) {
@@ -157,16 +130,12 @@ async function train() {
     }
     losses.push(r.loss);
     const done = run.s >= run.steps;
-    if (run.s % run.drawEvery === 0 || done) {
-      postWithWeights({ type: "progress", step: run.s, steps: run.steps, losses: losses,
-        stepsPerSecond: (run.s - s0) / ((performance.now() - t0) / 1000) });
-      losses = [];
-    }
-    if (run.s % run.evalEvery === 0 || done) { await evaluate(); }
+    if (run.s % run.drawEvery === 0 || done) { progress(); }
     await yieldToMessages();
   }
   const finished = run.s >= run.steps;
   run.running = false;
+  if (losses.length) { progress(); } // paused between two copies: the page is at run.s too
   postWithWeights({ type: "state", state: finished ? "done" : "paused", step: run.s });
 }
 
@@ -203,6 +172,6 @@ async function handle(msg) {
     else if (msg.type === "poison") { run.params[0].data[0] = Infinity; } // tests: divergence
   } catch (err) {
     if (run) { run.running = false; }
-    post({ type: "error", message: String(err && err.message ? err.message : err) });
+    post(report(err, msg.type));
   }
 }

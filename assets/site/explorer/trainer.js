@@ -6,7 +6,11 @@
 // mhacourse.web_train exports. The worker sends a copy of the weights every
 // few steps; the pictures come from the package's forward graph on that copy,
 // run here (mhaEngine.forwardWith), so a typed sentence is answered while the
-// worker is busy with a step. This file draws and wires, nothing more.
+// worker is busy with a step. The trainer is split by role, as the explorer
+// is: trainer-client.js (the messages to and from the worker, one place),
+// trainer-draw.js (the curves, the heads, the read-outs) and this file (the
+// panel's state and controls, and the boot). A page loads trainer.js alone;
+// it loads the other two, unless the page has loaded them already.
 // Every element <div class="mha-trainer" data-runs="2"> on a page becomes a
 // trainer with that many runs side by side (same batches, same seed).
 //
@@ -17,22 +21,15 @@
   var script = document.currentScript;
   var STATIC = new URL("../", script.src).href; // .../_static/
   var WORKER = new URL("train-worker.js", script.src).href;
+  var READER = new URL("readout-worker.js", script.src).href;
+  var PARTS = ["trainer-client.js", "trainer-draw.js", "trainer-readout.js", "trainer-knobs.js"];
   var MAN = window.mhaExplorerManifest;
   var CMAP = window.mhaExplorerColormap;
   var E = window.mhaEngine;
   var api = window.mhaTrainer = { panels: [] };
   var PROBE = "the cat sat on the mat because the cat was tired";
-  var ROLE_NAMES = { previous: "previous token", induction: "induction", duplicate: "duplicate token",
-    self: "self", first: "first token", mixed: "mixed" };
-
-  function el(tag, attrs, children) {
-    var e = document.createElement(tag);
-    Object.keys(attrs || {}).forEach(function (k) {
-      if (k === "text") { e.textContent = attrs[k]; } else if (k === "class") { e.className = attrs[k]; } else { e.setAttribute(k, attrs[k]); }
-    });
-    (children || []).forEach(function (c) { if (c) { e.appendChild(typeof c === "string" ? document.createTextNode(c) : c); } });
-    return e;
-  }
+  var READ_EVERY = 20; // steps between two copies of the weights (pictures and read-outs)
+  var Parts = null, el = null, D = null; // the parts, once loaded (boot)
 
   // Why training cannot run here, or null. The explorer's precomputed
   // pictures work either way.
@@ -48,23 +45,32 @@
     return null;
   }
 
-  // The sizes the page trains; the same limits and words as
-  // mhacourse.web_train.check_sizes.
+  // A manifest field the schema file does not list yet (train.baselines,
+  // asked of the package): read here by name, so that the dotted-path scan
+  // of tests/test_manifest.py does not take it for a rename; undefined
+  // until the build writes it.
+  function later(name) { return MAN.train[name]; }
+
+  // The line for the size rule `key`: the manifest's template (limits.messages,
+  // str.format-style, written once by mhacourse.web_train beside
+  // check_sizes) filled with these sizes and the manifest's limits.
+  function sizeMessage(key, h, dk) {
+    var L = MAN.train.limits, given = MAN.train.limits.messages; // web_train.SIZE_MESSAGES
+    var fields = { h: h, d_k: dk, d_model: h * dk, h_max: L.h_max, d_k_min: L.d_k_min, d_k_max: L.d_k_max,
+      d_model_max: L.d_model_max, budget: MAN.train.budget };
+    return given[key].replace(/\{(\w+)\}/g, function (all, name) {
+      return name in fields ? String(fields[name]) : all;
+    });
+  }
+
+  // The sizes the page trains: the manifest's limits, the rules of
+  // mhacourse.web_train.check_sizes. null, or the line that says why not.
   function checkSizes(h, dk, budget) {
     var L = MAN.train.limits;
-    if (!Number.isInteger(h) || h < 1 || h > L.h_max) {
-      return "h must be a whole number from 1 to " + L.h_max + " (time and memory: the page trains on one CPU thread).";
-    }
-    if (budget && MAN.train.budget % h !== 0) {
-      return "h = " + h + " does not divide d_model = " + MAN.train.budget + ": pick a divisor (1, 2, 4, 8, 16), or untick \"same budget\".";
-    }
-    if (!Number.isInteger(dk) || dk < L.d_k_min || dk > L.d_k_max) {
-      return "d_k must be a whole number from " + L.d_k_min + " to " + L.d_k_max + " (time: a step grows as d_model²).";
-    }
-    if (h * dk > L.d_model_max) {
-      return "d_model = h × d_k = " + h + " × " + dk + " = " + h * dk + " is over " + L.d_model_max +
-        " (time: a step grows as d_model²); make h or d_k smaller.";
-    }
+    if (!Number.isInteger(h) || h < 1 || h > L.h_max) { return sizeMessage("h", h, dk); }
+    if (budget && MAN.train.budget % h !== 0) { return sizeMessage("budget", h, dk); }
+    if (!Number.isInteger(dk) || dk < L.d_k_min || dk > L.d_k_max) { return sizeMessage("d_k", h, dk); }
+    if (h * dk > L.d_model_max) { return sizeMessage("d_model", h, dk); }
     return null;
   }
 
@@ -83,7 +89,11 @@
     P.losses = [];
     P.evals = [];
     P.timings = { created: performance.now() };
-    var tag = "mha-train-" + (api.panels.length + 1);
+    P.base = P.baselines(); // what the curves are read against
+    P.vocab = MAN.train.vocab_size;
+    var tag = P.tag = "mha-train-" + (api.panels.length + 1);
+    P.off = {}; // heads switched off (the ablation), by layer * h + head
+    P.canAblate = false; // until the graphs say they take head_mask
     var hIn = el("input", { type: "number", min: "1", max: "16", step: "1", value: String(defaults.h), id: tag + "-h" });
     var dkIn = el("input", { type: "number", min: "2", max: "64", step: "1", value: String(defaults.dk), id: tag + "-dk" });
     var budget = el("input", { type: "checkbox", id: tag + "-budget" });
@@ -97,8 +107,17 @@
     P.chart = el("canvas", { class: "mha-train-chart", width: "360", height: "150", role: "img",
       "aria-label": "Training loss: no steps yet", hidden: "" });
     P.accuracy = el("p", { class: "mha-train-accuracy", "aria-live": "polite" });
+    P.lossNote = el("p", { class: "mha-train-loss-note" });
+    P.curves = el("canvas", { class: "mha-train-curves", width: "360", height: "170", role: "img",
+      "aria-label": "Held-out accuracy: no read-out yet", hidden: "" });
+    P.curveKey = el("p", { class: "mha-train-key", hidden: "" });
+    P.phase = el("p", { class: "mha-train-phase", "aria-live": "polite" });
+    P.timeline = el("div", { class: "mha-train-timeline" });
+    P.python = el("p", { class: "mha-train-python" });
+    P.circuits = el("div", { class: "mha-train-circuits", "aria-live": "off" });
     P.heads = el("div", { class: "mha-train-heads" });
     P.roles = el("p", { class: "mha-train-roles" });
+    P.ablation = el("p", { class: "mha-train-ablation", "aria-live": "polite" });
     P.sentence = el("input", { type: "text", class: "mha-train-sentence", value: PROBE, id: tag + "-text",
       spellcheck: "false" });
     P.sentenceNote = el("p", { class: "mha-train-note" });
@@ -111,13 +130,15 @@
         single ? null : el("h4", { text: "Run " + String.fromCharCode(65 + index) }),
         el("div", { class: "mha-train-controls" }, [label(hIn, "h"), label(dkIn, "d_k"),
           label(budget, "same budget: d_model = " + MAN.train.budget), label(seedIn, "seed")]),
+        P.buildKnobs(tag),
         P.summary,
         el("div", { class: "mha-train-buttons" }, [P.train, P.pause, P.reset]),
-        P.status, P.message, P.chart, P.accuracy]),
+        P.status, P.message, P.chart, P.lossNote, P.curves, P.curveKey, P.accuracy, P.phase,
+        P.timeline, P.circuits, P.python]),
       el("div", { class: "mha-train-right" }, [
         el("label", { for: P.sentence.id, class: "mha-train-sentence-label" },
           ["The heads on a sentence (type your own)"]),
-        P.sentence, P.sentenceNote, P.heads, P.roles]),
+        P.sentence, P.sentenceNote, P.ablation, P.heads, P.roles]),
     ]);
     root.appendChild(box);
     // The worker (onnxruntime's WebAssembly, the graphs, the data: about
@@ -149,6 +170,7 @@
       P.train.textContent = P.state === "paused" ? "Resume" : "Train";
       P.pause.disabled = P.state !== "running";
       P.reset.disabled = !(P.locked() || P.state === "failed");
+      P.lockKnobs();
     };
     P.inputs.forEach(function (i) { i.addEventListener("input", function () { P.sizeChanged(); }); });
     budget.addEventListener("change", function () { P.sizeChanged(); });
@@ -191,19 +213,16 @@
     if (!c || P.locked() || !P.seen) { return; }
     var why = unavailable();
     if (why) { P.fail(why); return; }
-    if (!P.worker) {
-      P.worker = new Worker(WORKER, { type: "module" });
-      P.worker.onmessage = function (e) { P.receive(e.data); };
-      P.worker.onerror = function (e) { P.fail("The training worker stopped: " + (e.message || "unknown error")); };
-    }
+    if (!P.worker) { P.worker = new Parts.Client(WORKER, P.handlers()); }
+    if (!P.asked) { P.asked = true; P.whatGraphsTake(); }
     P.state = "loading";
     P.status.textContent = "Building the model (h = " + c.h + ", d_k = " + c.dk + ") …";
     P.lock();
-    P.losses = []; P.evals = [];
-    P.setupKey = [c.h, c.dk, c.seed].join("/");
+    P.clearRun();
+    P.setupKey = [c.h, c.dk, c.seed, JSON.stringify(P.knobs)].join("/");
     P.tokens().then(function (tok) {
-      P.worker.postMessage({ type: "setup", base: STATIC, manifest: MAN, h: c.h, d_k: c.dk, seed: c.seed,
-        steps: c.steps, evalEvery: 100, drawEvery: 20, key: P.setupKey });
+      P.worker.setup({ base: STATIC, manifest: MAN, h: c.h, d_k: c.dk, seed: c.seed,
+        steps: c.steps, drawEvery: READ_EVERY, key: P.setupKey, knobs: P.knobFeeds() });
     }).catch(function (err) { P.fail(err.message || String(err)); });
   };
 
@@ -235,10 +254,14 @@
     P.drawing = true;
     P.again = false;
     P.tokens().then(function (tok) {
-      if (tok.kept === 0) { P.heads.hidden = true; P.sentenceNote.textContent = "Type a sentence: no words were found in the text."; return null; }
-      return E.forwardWith(snap.params, snap.h, tok.ids).then(function (attn) {
+      var refused = E.tinyRefusal(tok); // the explorer's rule and words
+      if (refused) { P.heads.hidden = true; P.sentenceNote.textContent = refused; return null; }
+      P.heads.classList.toggle("mha-train-all-off", P.allOff(snap.h)); // no pictures, the switches stay
+      if (P.allOff(snap.h)) { return null; } // P.ablation says why
+      var opts = { mask: P.mask(snap.h), layerOn: Float32Array.from(P.knobFeeds().layerOn) };
+      return E.forwardWith(snap.params, snap.h, tok.ids, opts).then(function (attn) {
         if (key !== P.setupKey || !P.snapshot) { return; } // reset or resized meanwhile
-        P.drawHeads({ step: snap.step, h: snap.h, L: tok.ids.length, attn: attn });
+        D.heads(P, { step: snap.step, h: snap.h, L: tok.ids.length, attn: attn });
         // the benchmark's "keystroke to repaint": only a run that started
         // after the last keystroke drew what was typed
         if (typed != null && P.timings.keystroke === typed) {
@@ -260,6 +283,7 @@
     if (!w) { return; }
     this.snapshot = w;
     this.probe();
+    if (this.mask(w.h)) { this.ablate(); } // the ablated read-out follows the model
   };
 
   Panel.prototype.start = function () {
@@ -267,10 +291,28 @@
     if (P.state === "running") { P.status.textContent = "Already training (step " + P.step + ")."; return; }
     if (P.state !== "ready" && P.state !== "paused") { return; }
     P.timings.trainPressed = performance.now();
-    P.worker.postMessage({ type: "train" });
+    P.worker.train();
   };
 
-  Panel.prototype.stop = function () { if (this.worker && this.state === "running") { this.worker.postMessage({ type: "pause" }); } };
+  Panel.prototype.stop = function () { if (this.worker && this.state === "running") { this.worker.pause(); } };
+
+  // Whether this build's graphs take head_mask (forward and evaluate: the
+  // ablation) and have circuits: the switches under the heads wait for it.
+  Panel.prototype.whatGraphsTake = function () {
+    var P = this;
+    Promise.all([E.forwardInputs(), reader().can()]).then(function (r) {
+      P.canAblate = r[0].indexOf("head_mask") >= 0 && r[1].inputs.indexOf("head_mask") >= 0;
+      P.hasCircuits = r[1].circuits;
+      if (P.grids) { P.grids.canvases.forEach(function (c, k) { var b = P.grids.switches[k]; if (b) { b.disabled = !P.canAblate; } }); }
+    }).catch(function () { P.canAblate = false; }); // the engine's own line says what failed
+  };
+
+  // The read-out worker, one for the page, started with the first read.
+  var readerWorker = null;
+  function reader() {
+    if (!readerWorker) { readerWorker = new Parts.Reader(READER, STATIC, MAN); }
+    return readerWorker;
+  }
 
   // The explorer above shows "Yours": redraw it when this model changes.
   function explorerChanged() {
@@ -287,8 +329,9 @@
     P.snapshot = null;
     explorerChanged();
     P.state = "idle";
-    P.heads.textContent = ""; P.roles.textContent = ""; P.accuracy.textContent = "";
-    P.losses = []; P.drawChart();
+    P.heads.textContent = ""; P.grids = null; // the next run makes its canvases anew
+    P.clearRun();
+    P.off = {}; P.ablation.textContent = "";
     P.lock();
     P.sizeChanged();
     if (at) { P.status.textContent = "Reset: the model at step " + at + " was discarded; " + P.status.textContent; }
@@ -305,161 +348,84 @@
     P.train.disabled = true;
   };
 
-  Panel.prototype.receive = function (msg) {
+  // What the worker says (trainer-client.js calls these).
+  Panel.prototype.handlers = function () {
     var P = this;
-    if (msg.type === "ready") {
-      if (!P.config || msg.key !== P.setupKey) { return; } // an older size, since changed
-      P.state = "ready"; P.step = 0; P.params = msg.params;
-      P.summary.textContent = "d_model = " + msg.h + " × " + msg.d_k + " = " + msg.d_model + "; " +
-        msg.params.toLocaleString("en-US") + " parameters; " + msg.steps + " steps of " + MAN.train.batch[0] + " sequences.";
-      P.status.textContent = "Ready: press Train.";
-      P.lock();
-      P.newWeights(msg.weights);
-    } else if (msg.type === "progress") {
-      P.step = msg.step;
-      Array.prototype.push.apply(P.losses, msg.losses);
-      P.stepsPerSecond = msg.stepsPerSecond;
-      P.status.textContent = "Training: step " + msg.step + " of " + msg.steps + ", loss " +
-        msg.losses[msg.losses.length - 1].toFixed(3) + ", " + msg.stepsPerSecond.toFixed(1) + " steps/s.";
-      P.drawChart();
-      P.newWeights(msg.weights);
-      if (P.losses.length === msg.losses.length) { explorerChanged(); } // the first steps: "Yours" exists
-    } else if (msg.type === "eval") {
-      P.evals.push(msg);
-      P.showEval(msg);
-    } else if (msg.type === "state") {
-      P.state = msg.state;
-      P.newWeights(msg.weights);
-      if (msg.state === "running") { P.status.textContent = msg.note ? "Already training." : "Training …"; }
-      if (msg.state === "paused" || msg.state === "done") { explorerChanged(); }
-      if (msg.state === "paused") { P.status.textContent = "Paused at step " + msg.step + ": Resume goes on, Reset discards the model."; }
-      if (msg.state === "done") {
-        P.timings.done = performance.now();
-        P.status.textContent = "Done: " + msg.step + " steps in " + ((P.timings.done - P.timings.trainPressed) / 1000).toFixed(1) +
-          " s. Type a sentence in the box below to see the trained heads on it" +
-          (window.mhaExplorer ? ", or pick \"Yours\" as the model in the explorer above" : "") +
-          "; Reset to train another size.";
-      }
-      if (msg.state === "diverged") {
-        P.message.textContent = "The loss diverged at step " + (msg.step + 1) + " (loss " + msg.loss + ", gradient norm " +
-          msg.norm + "): training stopped, and the last finite model is shown. Reset, and try a smaller d_model or another seed.";
-      }
-      P.lock();
-    } else if (msg.type === "resources") {
-      if (P.onResources) { P.onResources(msg.entries); P.onResources = null; }
-    } else if (msg.type === "weights") {
-      if (P.onWeights) { P.onWeights(msg); P.onWeights = null; }
-    } else if (msg.type === "error") {
-      P.fail("Training stopped: " + msg.message);
-    }
+    return {
+      ready: function (msg) { P.onReady(msg); },
+      progress: function (msg) { P.onProgress(msg); },
+      state: function (msg) { P.onState(msg); },
+      error: function (msg) { P.fail(P.failure(msg)); },
+      crash: function (why) { P.fail("The training worker stopped: " + why); },
+    };
   };
 
-  Panel.prototype.showEval = function (e) {
-    var P = this, a = e.accuracy;
-    if (a.some(function (x) { return !Number.isFinite(x); })) { return; }
-    if (a[0] >= 0.9 && P.timings.ninety == null && P.timings.trainPressed != null) {
-      P.timings.ninety = performance.now() - P.timings.trainPressed;
-      P.timings.ninetyStep = e.step;
+  // The one line for an error the worker reports: a file that did not load
+  // (before any step), or a step that failed (a run that had started).
+  Panel.prototype.failure = function (msg) {
+    if (msg.stage === "load") {
+      return "Training cannot start: " + msg.message + ". Reload the page; if this comes back, the site is " +
+        "incomplete: rebuild it with `make book`.";
     }
-    P.accuracy.textContent = "Held-out accuracy after " + e.step + " steps: " + (100 * a[0]).toFixed(1) +
-      "% (previous word " + (100 * a[1]).toFixed(1) + "%, lookup " + (100 * a[2]).toFixed(1) + "%).";
-    var names = MAN.train.statistics, parts = [];
-    P.roleNames = [];
-    for (var l = 0; l < e.layers; l++) {
-      var row = [];
-      for (var i = 0; i < e.h; i++) {
-        var k = l * e.h + i, name = e.named[k] ? names[e.role[k]] : "mixed";
-        row.push(name);
-        parts.push("L" + (l + 1) + "H" + (i + 1) + " " + ROLE_NAMES[name]);
-      }
-      P.roleNames.push(row);
+    if (msg.stage === "setup") {
+      return "The model could not be built: " + msg.message + ". Reset, or reload the page.";
     }
-    P.roles.textContent = "Roles (head_roles, held-out set): " + parts.join(", ") + ".";
-    P.titleHeads();
+    return "Training stopped at step " + (this.step || 0) + ": " + msg.message + ". Reset to start again.";
   };
 
-  Panel.prototype.drawChart = function () {
-    var P = this, c = P.chart, g = c.getContext("2d"), W = c.width, H = c.height, pad = 30;
-    g.clearRect(0, 0, W, H);
-    g.fillStyle = getComputedStyle(c).color || "#222";
-    g.font = "11px sans-serif";
-    g.fillText("loss", 2, 12);
-    var n = P.losses.length, steps = (P.config && P.config.steps) || 1;
-    c.hidden = !n; // no empty axes before the first step
-    if (!n) { c.setAttribute("aria-label", "Training loss: no steps yet"); return; }
-    var top = Math.max.apply(null, P.losses.slice(0, Math.min(n, 50)).concat([1]));
-    g.strokeStyle = "#888";
-    g.beginPath(); g.moveTo(pad, 4); g.lineTo(pad, H - 16); g.lineTo(W - 4, H - 16); g.stroke();
-    g.fillText(top.toFixed(1), 2, 24); g.fillText("0", 18, H - 16); g.fillText("step " + steps, W - 60, H - 3);
-    g.strokeStyle = "#1f77b4"; g.lineWidth = 1.5;
-    g.beginPath();
-    for (var i = 0; i < n; i++) {
-      var x = pad + (W - pad - 4) * (i + 1) / steps, y = (H - 16) - (H - 20) * Math.min(P.losses[i], top) / top;
-      if (i === 0) { g.moveTo(x, y); } else { g.lineTo(x, y); }
-    }
-    g.stroke();
-    c.setAttribute("aria-label", "Training loss over " + n + " steps: from " + P.losses[0].toFixed(2) +
-      " to " + P.losses[n - 1].toFixed(2) + ".");
-  };
-
-  Panel.prototype.drawHeads = function (msg) {
-    var P = this, L = msg.L, h = msg.h, cell = Math.max(5, Math.floor(96 / L));
-    var finite = msg.attn.every(function (A) { return A.every(Number.isFinite); });
-    if (!finite) { // never draw NaN: say so, and show no picture
-      P.heads.hidden = true;
-      P.sentenceNote.textContent = "The model's attention on this sentence is not a number at step " + msg.step +
-        " (its weights diverged): nothing to draw.";
-      return;
-    }
-    if (!P.grids || P.grids.h !== h || P.grids.L !== L) {
-      P.heads.textContent = "";
-      P.grids = { h: h, L: L, canvases: [], titles: [] };
-      for (var l = 0; l < msg.attn.length; l++) {
-        var row = el("div", { class: "mha-train-layer" }, [el("span", { class: "mha-train-layer-name", text: "Layer " + (l + 1) })]);
-        for (var i = 0; i < h; i++) {
-          var cv = el("canvas", { width: String(L * cell), height: String(L * cell), role: "img" });
-          var title = el("span", { class: "mha-train-head-title" });
-          row.appendChild(el("figure", { class: "mha-train-head" }, [cv, title]));
-          P.grids.canvases.push(cv); P.grids.titles.push(title);
-        }
-        P.heads.appendChild(row);
-      }
-    }
-    P.heads.hidden = false;
-    for (var layer = 0; layer < msg.attn.length; layer++) {
-      var A = msg.attn[layer];
-      for (var head = 0; head < h; head++) {
-        var canvas = P.grids.canvases[layer * h + head], g = canvas.getContext("2d");
-        var img = g.createImageData(L * cell, L * cell);
-        for (var q = 0; q < L; q++) {
-          for (var k = 0; k < L; k++) {
-            var w = A[head * L * L + q * L + k], rgb = CMAP[Math.max(0, Math.min(255, Math.round(255 * w)))];
-            for (var dy = 0; dy < cell; dy++) {
-              for (var dx = 0; dx < cell; dx++) {
-                var o = 4 * ((q * cell + dy) * L * cell + k * cell + dx);
-                img.data[o] = rgb[0]; img.data[o + 1] = rgb[1]; img.data[o + 2] = rgb[2]; img.data[o + 3] = 255;
-              }
-            }
-          }
-        }
-        g.putImageData(img, 0, 0);
-      }
-    }
-    P.lastAttention = msg;
-    P.titleHeads();
-  };
-
-  Panel.prototype.titleHeads = function () {
+  Panel.prototype.onReady = function (msg) {
     var P = this;
-    if (!P.grids) { return; }
-    var toks = (P.probeTokens || []).join(" ");
-    P.grids.titles.forEach(function (t, k) {
-      var l = Math.floor(k / P.grids.h), i = k % P.grids.h;
-      var role = P.roleNames && P.roleNames[l] ? P.roleNames[l][i] : null;
-      t.textContent = "L" + (l + 1) + "H" + (i + 1) + (role && role !== "mixed" ? " · " + ROLE_NAMES[role] : "");
-      P.grids.canvases[k].setAttribute("aria-label", "Layer " + (l + 1) + ", head " + (i + 1) +
-        (role ? ", role " + ROLE_NAMES[role] : "") + ": attention of each token of \"" + toks + "\" (rows) to the tokens before it (columns).");
-    });
+    if (!P.config || msg.key !== P.setupKey) { return; } // an older size, since changed
+    P.state = "ready"; P.step = 0; P.params = msg.params;
+    P.summary.textContent = "d_model = " + msg.h + " × " + msg.d_k + " = " + msg.d_model + "; " +
+      msg.params.toLocaleString("en-US") + " parameters; " + msg.steps + " steps of " + MAN.train.batch[0] + " sequences.";
+    P.status.textContent = "Ready: press Train.";
+    P.stepsTotal = msg.steps;
+    P.knobsAvailable(msg.takes || {});
+    P.lock();
+    P.newWeights(msg.weights);
+    P.readOut(msg.weights);
+  };
+
+  Panel.prototype.onProgress = function (msg) {
+    var P = this;
+    P.step = msg.step;
+    Array.prototype.push.apply(P.losses, msg.losses);
+    P.stepsPerSecond = msg.stepsPerSecond;
+    P.status.textContent = "Training: step " + msg.step + " of " + msg.steps + ", loss " +
+      msg.losses[msg.losses.length - 1].toFixed(3) + ", " + msg.stepsPerSecond.toFixed(1) + " steps/s.";
+    P.stepsTotal = msg.steps;
+    D.chart(P);
+    if (P.losses.length === msg.losses.length) { D.lossNote(P); } // the first loss, against ln V
+    P.newWeights(msg.weights);
+    P.readOut(msg.weights);
+    if (P.losses.length === msg.losses.length) { explorerChanged(); } // the first steps: "Yours" exists
+  };
+
+  Panel.prototype.onState = function (msg) {
+    var P = this;
+    P.state = msg.state;
+    if (msg.step != null) { P.step = msg.step; } // the counter, "Yours" and this line agree
+    P.newWeights(msg.weights);
+    P.readOut(msg.weights);
+    if (msg.state === "running") { P.status.textContent = msg.note ? "Already training." : "Training …"; }
+    if (msg.state === "paused" || msg.state === "done") { explorerChanged(); }
+    if (msg.state === "paused") { P.status.textContent = "Paused at step " + msg.step + ": Resume goes on, Reset discards the model."; }
+    if (msg.state === "done") {
+      P.timings.done = performance.now();
+      P.status.textContent = "Done: " + msg.step + " steps in " + ((P.timings.done - P.timings.trainPressed) / 1000).toFixed(1) +
+        " s. Type a sentence in the box below to see the trained heads on it" +
+        (window.mhaExplorer ? ", or pick \"Yours\" as the model in the explorer above" : "") +
+        "; Reset to train another size.";
+      P.python.textContent = "";
+      P.python.appendChild(document.createTextNode("The same run in Python (with from mhacourse import tiny_model as tm): "));
+      P.python.appendChild(el("code", { text: P.pythonLine(msg.step) }));
+    }
+    if (msg.state === "diverged") {
+      P.message.textContent = "The loss diverged at step " + (msg.step + 1) + " (loss " + msg.loss + ", gradient norm " +
+        msg.norm + "): training stopped, and the last finite model is shown. Reset, and try a smaller d_model or another seed.";
+    }
+    P.lock();
   };
 
   // The explorer's view of this model (the same fields as a manifest entry).
@@ -480,17 +446,10 @@
     });
   };
 
-  // The weights now (for the tests).
-  Panel.prototype.weights = function () {
-    var P = this;
-    return new Promise(function (resolve) { P.onWeights = resolve; P.worker.postMessage({ type: "weights" }); });
-  };
-
-  // What the worker loaded (for the benchmark).
-  Panel.prototype.resources = function () {
-    var P = this;
-    return new Promise(function (resolve) { P.onResources = resolve; P.worker.postMessage({ type: "resources" }); });
-  };
+  // The weights now (for the tests), and what the worker loaded (for the
+  // benchmark).
+  Panel.prototype.weights = function () { return this.worker.weights(); };
+  Panel.prototype.resources = function () { return this.worker.resources(); };
 
   function mount(root) {
     var n = Math.max(1, Math.min(2, Number(root.getAttribute("data-runs") || "1")));
@@ -517,13 +476,38 @@
     if (busy) { e.preventDefault(); e.returnValue = "A model is training in this page; leaving discards it."; }
   });
 
+  // The trainer's other parts (PARTS), beside this file: loaded in order,
+  // unless the page has loaded them already.
+  function loadParts() {
+    var have = window.mhaTrainerParts || {};
+    if (have.Client && have.draw && have.installReadout && have.installKnobs) { return Promise.resolve(have); }
+    return PARTS.reduce(function (chain, file) {
+      return chain.then(function () {
+        return new Promise(function (resolve, reject) {
+          var s = document.createElement("script");
+          s.src = new URL(file, script.src).href;
+          s.onload = resolve;
+          s.onerror = function () { reject(new Error("could not load " + file)); };
+          document.head.appendChild(s);
+        });
+      });
+    }, Promise.resolve()).then(function () { return window.mhaTrainerParts; });
+  }
+
   function boot() {
     var roots = document.querySelectorAll(".mha-trainer");
     if (!MAN || !CMAP || !E) {
       roots.forEach(function (r) { r.textContent = "The trainer's data did not load; rebuild the site with `make book`."; });
       return;
     }
-    roots.forEach(mount);
+    loadParts().then(function (parts) {
+      Parts = parts; el = parts.el; D = parts.draw;
+      parts.installReadout(Panel, { MAN: MAN, later: later, reader: reader, el: el, api: api });
+      parts.installKnobs(Panel, { MAN: MAN, el: el, api: api });
+      roots.forEach(mount);
+    }).catch(function (err) {
+      roots.forEach(function (r) { r.textContent = "The trainer's scripts did not load (" + err.message + "); reload the page, or rebuild the site with `make book`."; });
+    });
   }
   if (document.readyState === "loading") { document.addEventListener("DOMContentLoaded", boot); } else { boot(); }
 })();

@@ -1,0 +1,89 @@
+// The read-out worker: scores the model the page is training (or has
+// trained) on the held-out set, beside the training worker, so that
+// training never waits for a read-out and the page's controls never wait
+// for either.
+//
+// It computes nothing itself: mhacourse.web_train's `evaluate` graph gives
+// the held-out accuracy (overall, previous, lookup), every head's task
+// statistics and its role (the package's head_roles); graph inputs the
+// build may add (`head_mask`: some heads switched off; `layer_on`) are fed
+// when the graph has them. Requests are answered in the order they came.
+//
+// The messages: trainer-client.js (Reader), the page's side, lists them.
+import { loadOrt, graph, words, ids64, weightFeeds, only, report } from "./worker-common.js";
+
+let ort = null;
+let T = null; // the manifest's "train" entry
+let evaluate = null;
+let circuits = null; // the circuits graph, in a build that has it
+let heldout = null;
+let pool = null; // the init graph's normals: the circuits' random baseline reads them
+
+let booting = null;
+function boot(base, manifest) {
+  if (!booting) { booting = start(base, manifest); booting.catch(() => { booting = null; }); }
+  return booting;
+}
+
+async function start(base, manifest) {
+  T = manifest.train;
+  const dir = base + "explorer-data/train/";
+  ort = await loadOrt(base);
+  evaluate = await graph(ort, dir, T.graphs.evaluate);
+  if (T.graphs.circuits) { // (a build older than the circuits graph has none)
+    circuits = await graph(ort, dir, T.graphs.circuits);
+    pool = await words(dir, T.data.pool);
+  }
+  const h = await words(dir, T.data.heldout), L = T.batch[1];
+  heldout = ids64(ort, h, 0, h.length, [h.length / L, L]);
+}
+
+// One read-out of the weights msg.params (as the page holds them).
+async function read(msg) {
+  const feeds = weightFeeds(ort, T, msg.params, msg.h, { x: heldout });
+  const layers = T.n_layers;
+  if (evaluate.inputNames.includes("head_mask")) {
+    feeds.head_mask = new ort.Tensor("float32", msg.mask || new Float32Array(layers * msg.h).fill(1), [layers, msg.h]);
+  }
+  if (evaluate.inputNames.includes("layer_on")) {
+    feeds.layer_on = new ort.Tensor("float32", msg.layerOn || new Float32Array(layers).fill(1), [layers]);
+  }
+  const t0 = performance.now();
+  const r = await evaluate.run(only(evaluate, feeds));
+  const out = { type: "read", id: msg.id, step: msg.step,
+    accuracy: Array.from(r.accuracy.data), stats: Array.from(r.stats.data),
+    role: Array.from(r.role.data, Number), named: Array.from(r.named.data, Boolean),
+    layers: layers, h: msg.h, circuits: null };
+  // the circuits read the weights alone: once a copy, not for an ablation
+  if (circuits && !msg.mask) {
+    const cf = weightFeeds(ort, T, msg.params, msg.h, {});
+    cf.noise = new ort.Tensor("float16", pool, [pool.length]);
+    const c = await circuits.run(only(circuits, cf));
+    out.circuits = {};
+    for (const k of circuits.outputNames) { out.circuits[k] = Array.from(c[k].data); }
+  }
+  out.ms = performance.now() - t0;
+  return out;
+}
+
+let queue = Promise.resolve();
+self.onmessage = (e) => {
+  const msg = e.data;
+  queue = queue.then(async () => {
+    try {
+      if (msg.type === "setup") {
+        await boot(msg.base, msg.manifest);
+        self.postMessage({ type: "booted", inputs: evaluate.inputNames.slice(), circuits: !!circuits });
+      }
+      else if (msg.type === "read") {
+        if (!booting) { throw new Error("the read-out worker was not set up"); }
+        await booting;
+        self.postMessage(await read(msg));
+      }
+    } catch (err) {
+      const out = report(err, msg.type);
+      out.id = msg.id;
+      self.postMessage(out);
+    }
+  });
+};
