@@ -70,15 +70,19 @@ def read_out(page, n=7):
     """One full read-out of an h = 16, d_k = 16 model (the panel's Reader),
     ``n`` times: the median of the worker's time and of the round trip."""
     size(page, 0, 16, 16)
-    worker, trip = [], []
+    worker, trip, parts = [], [], []
     for _ in range(n):
         r = page.evaluate("""async () => { const t0 = performance.now();
             const r = await mhaTrainer.panels[0].readNow();
-            return {ms: r.ms, trip: performance.now() - t0, circuits: !!r.circuits}; }""")
+            return {ms: r.ms, trip: performance.now() - t0, circuits: !!r.circuits,
+                    evaluate: r.msEvaluate, circ: r.msCircuits}; }""")
         worker.append(r["ms"])
         trip.append(r["trip"])
+        parts.append((r["evaluate"], r["circ"]))
     return {"n": n, "worker_ms_median": round(statistics.median(worker), 1),
             "round_trip_ms_median": round(statistics.median(trip), 1),
+            "evaluate_ms_median": round(statistics.median(p[0] for p in parts), 1),
+            "circuits_ms_median": round(statistics.median(p[1] for p in parts), 1),
             "circuits": r["circuits"]}
 
 

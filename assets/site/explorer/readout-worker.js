@@ -53,12 +53,14 @@ async function read(msg) {
   const out = { type: "read", id: msg.id, step: msg.step,
     accuracy: Array.from(r.accuracy.data), stats: Array.from(r.stats.data),
     role: Array.from(r.role.data, Number), named: Array.from(r.named.data, Boolean),
-    layers: layers, h: msg.h, circuits: null };
+    layers: layers, h: msg.h, circuits: null, msEvaluate: performance.now() - t0, msCircuits: 0 };
   // the circuits read the weights alone: once a copy, not for an ablation
   if (circuits && !msg.mask) {
     const cf = weightFeeds(ort, T, msg.params, msg.h, {});
     cf.noise = new ort.Tensor("float16", pool, [pool.length]);
+    const t1 = performance.now();
     const c = await circuits.run(only(circuits, cf));
+    out.msCircuits = performance.now() - t1;
     out.circuits = {};
     for (const k of circuits.outputNames) { out.circuits[k] = Array.from(c[k].data); }
   }

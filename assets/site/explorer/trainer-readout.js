@@ -48,6 +48,7 @@
     Panel.prototype.clearRun = function () {
       var P = this;
       P.losses = []; P.evals = []; P.phaseStep = null; P.roleSteps = null; P.roleNames = null;
+      P.timings.ninety = null; P.timings.ninetyStep = null; P.timings.trainPressed = null; // this run's
       P.readSteps = {};
       P.roles.textContent = ""; P.accuracy.textContent = ""; P.lossNote.textContent = "";
       P.phase.textContent = ""; P.python.textContent = ""; P.circuits.textContent = "";
