@@ -446,4 +446,14 @@ def manifest_entry(graphs: dict, folder: Path) -> dict:
                    "max_steps": MAX_STEPS, "messages": SIZE_MESSAGES},
         "steps_for": {str(d): steps_for(d) for d in range(1, D_MODEL_MAX + 1)},
         "budget": BUDGET_D_MODEL, "statistics": list(st.STATISTICS), "seed": SEED,
+        "warmup": cfg.warmup, "baselines": heldout_baselines(),
     }
+
+
+def heldout_baselines() -> dict:
+    """What the page's accuracy curves are read against: :func:`tasks.baselines`
+    on the held-out set, for a uniform guess (chance) and the rule "always the
+    previous word", each ``{"all", "previous", "lookup"}``."""
+    rules = tasks.baselines(*heldout())
+    return {name: {part: round(float(v), 6) for part, v in rules[name].items()}
+            for name in ("uniform", "previous word")}

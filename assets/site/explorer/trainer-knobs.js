@@ -8,9 +8,6 @@
   "use strict";
   var Parts = window.mhaTrainerParts = window.mhaTrainerParts || {};
 
-  // The warm-up, in steps, when it is on: TinyConfig's default (the step
-  // graph's `warmup` input; 0 = off).
-  var WARMUP = 100;
   var MIDRUN = "The layers, the warm-up and the start apply when a run begins: this run goes on as it started. " +
     "Reset, then Train, to use them.";
   var ALL_OFF = "Every head is switched off: the model then reads no word but the current one, so there is no " +
@@ -41,7 +38,7 @@
       };
       return el("div", { class: "mha-train-knobs" }, [
         label(layers, "layers", "One layer cannot form an induction head: it has no previous-token head below it."),
-        label(warm, "warm-up", "The learning rate rises linearly over the first 100 steps (TinyConfig.warmup)."),
+        label(warm, "warm-up", "The learning rate rises linearly over the first " + MAN.train.warmup + " steps (TinyConfig.warmup)."),
         label(same, "identical start", "Every head starts as a copy of head 0 (W_Q, W_K, W_V columns and W_O rows)."),
       ]);
     };
@@ -55,7 +52,7 @@
     Panel.prototype.knobFeeds = function () {
       var k = this.knobs, on = [];
       for (var l = 0; l < N; l++) { on.push(l < k.layers ? 1 : 0); }
-      return { layerOn: on, warmup: k.warmup ? WARMUP : 0, identical: k.identical };
+      return { layerOn: on, warmup: k.warmup ? MAN.train.warmup : 0, identical: k.identical };
     };
 
     // A knob changed: a new model (the next run) if none is training, else

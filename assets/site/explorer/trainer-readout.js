@@ -6,25 +6,22 @@
 // prefix matching, copying). The numbers come from the exported graphs, run
 // by the read-out worker (trainer-client.js: Reader); this file keeps them
 // in order and asks trainer-draw.js to draw them. trainer.js calls
-// installReadout(Panel, ctx) with what it shares: ctx.MAN, ctx.later (an
-// optional manifest field), ctx.reader() (the page's Reader), ctx.el.
+// installReadout(Panel, ctx) with what it shares: ctx.MAN, ctx.reader()
+// (the page's Reader), ctx.el.
 (function () {
   "use strict";
   var Parts = window.mhaTrainerParts = window.mhaTrainerParts || {};
 
   Parts.installReadout = function (Panel, ctx) {
-    var MAN = ctx.MAN, later = ctx.later, reader = ctx.reader, D = Parts.draw;
+    var MAN = ctx.MAN, reader = ctx.reader, D = Parts.draw;
 
     // The rules the curves are read against, on the held-out set: a uniform
     // guess (chance, 1 / V) and "always answer the previous word", per part
     // (overall, previous, lookup): mhacourse.tasks.baselines(*heldout()).
-    // The manifest's (train.baselines), or, from a build older than that,
-    // the package's numbers for the held-out set of this build.
+    // The manifest's train.baselines (mhacourse.web_train.heldout_baselines).
     function baselines() {
-      var b = later("baselines");
-      var V = MAN.train.vocab_size;
-      if (b) { return { chance: b.uniform.all, previousWord: [b["previous word"].all, b["previous word"].previous, b["previous word"].lookup] }; }
-      return { chance: 1 / V, previousWord: [0.6514, 1.0, 0.2917] };
+      var b = MAN.train.baselines, p = b["previous word"];
+      return { chance: b.uniform.all, previousWord: [p.all, p.previous, p.lookup] };
     }
     // The phase change: the first read-out at which lookup accuracy is more
     // than PHASE_MARGIN above the previous-word rule's (which answers a lookup
