@@ -24,7 +24,6 @@ import torch
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import common as bench  # noqa: E402  (benchmarks/common.py)
-
 from mhacourse import circuits as C  # noqa: E402
 from mhacourse import tiny_model as tm  # noqa: E402
 from mhacourse.tiny_model import step as st  # noqa: E402
