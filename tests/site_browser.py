@@ -11,7 +11,10 @@ import http.server
 import os
 import shutil
 import threading
+from dataclasses import dataclass, field
 from pathlib import Path
+
+import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
 SITE = ROOT / "_build" / "html"
@@ -73,3 +76,42 @@ def offline_page(base: str, width: int = 1280, height: int = 900):
             yield page, blocked
         finally:
             browser.close()
+
+
+# --- the live page that the browser tests share (make book first) ----------
+#
+# ``live_page`` opens ``chapters/explorer.html`` of the built site in headless
+# Chromium, offline (every request that leaves 127.0.0.1 is blocked and
+# recorded), and checks when the module's tests are done that the page raised
+# no JavaScript error and reached nothing outside. ``tests/test_explorer_live.py``
+# and ``tests/test_train_live.py`` import it and build their ``page`` fixture
+# on it. (Not a tests/conftest.py: a second module named ``conftest`` would
+# shadow code/tests/conftest.py, whose helpers the package's tests import.)
+
+@dataclass
+class LivePage:
+    """The open page, the site's base URL, the URLs it tried to reach
+    elsewhere, and the JavaScript errors it raised."""
+
+    page: object
+    base: str
+    blocked: list[str]
+    errors: list[str] = field(default_factory=list)
+
+    @property
+    def url(self) -> str:
+        return f"{self.base}/{PAGE}"
+
+
+@pytest.fixture(scope="module")
+def live_page():
+    if not (SITE / PAGE).exists():
+        pytest.fail("the site is not built: run `make book` first")
+    with serve() as base, offline_page(base) as (p, blocked):
+        live = LivePage(p, base, blocked)
+        p.on("pageerror", lambda e: live.errors.append(str(e)))
+        p.goto(live.url)
+        yield live
+        ours = [e for e in live.errors if "THEBE_JS_URL" not in e]
+        assert ours == [], f"JavaScript errors: {ours}"
+        assert blocked == [], f"the page tried to reach {blocked}"

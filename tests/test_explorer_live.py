@@ -13,7 +13,7 @@ import torch
 
 from mhacourse import bert, explorer, tasks, web_export
 from mhacourse import tiny_model as tm
-from site_browser import PAGE
+from site_browser import PAGE, live_page  # noqa: F401 (live_page: the shared fixture)
 
 # 22 sentences: the examples, one word, punctuation only, non-ASCII scripts,
 # emoji, paragraphs, 100+ tokens, and more than the model's maximum.
@@ -42,8 +42,8 @@ TINY_MODELS = ["h4_dk16", "h1_dk64", "h16_dk4", "h8_dk32_init"]
 
 
 @pytest.fixture(scope="module")
-def page(live_page):
-    """The explorer page (tests/conftest.py) once its live engine has started."""
+def page(live_page):  # noqa: F811 (the fixture imported above)
+    """The explorer page (site_browser.live_page) once its live engine has started."""
     p = live_page.page
     p.wait_for_function("window.mhaExplorer && window.mhaExplorer.engine !== 'loading'",
                         timeout=30_000)

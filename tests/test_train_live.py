@@ -15,14 +15,14 @@ import torch
 from mhacourse import tasks, web_train
 from mhacourse import tiny_model as tm
 from mhacourse.tiny_model import step as st
-from site_browser import PAGE, ROOT, SITE
+from site_browser import PAGE, ROOT, SITE, live_page  # noqa: F401 (live_page: the shared fixture)
 
 TRAIN = ROOT / "_generated" / "explorer-data" / "train"
 
 
 @pytest.fixture(scope="module")
-def page(live_page):
-    """The explorer page (tests/conftest.py), its trainer's two panels built
+def page(live_page):  # noqa: F811 (the fixture imported above)
+    """The explorer page (site_browser.live_page), its trainer's two panels built
     once the reader has scrolled to them."""
     p = live_page.page
     p.wait_for_function("window.mhaTrainer && mhaTrainer.panels.length === 2")
