@@ -133,6 +133,7 @@ c.JupyterHub.cookie_secret_file = {tmp!r} + "/cookie_secret"
 c.JupyterHub.cleanup_servers = True
 c.JupyterHub.cleanup_proxy = True
 c.Spawner.cmd = [{singleuser!r}]
+c.Spawner.args = {args!r}
 c.Spawner.default_url = "/lab"
 c.Spawner.notebook_dir = "~"
 c.Spawner.start_timeout = 600
@@ -151,8 +152,10 @@ c.JupyterHub.load_roles = [{{
 class Hub:
     """A JupyterHub process (and the proxy it starts) in a temporary folder."""
 
-    def __init__(self, tmp: Path, run_id: str, names: list[str]):
+    def __init__(self, tmp: Path, run_id: str, names: list[str],
+                 server_args: list[str] | None = None):
         self.tmp, self.run_id, self.names = tmp, run_id, names
+        self.server_args = server_args or []
         self.port, self.hub_port, self.api_port = free_port(), free_port(), free_port()
         self.token = secrets.token_hex(32)
         self.url = f"http://127.0.0.1:{self.port}"      # the proxy: what learners reach
@@ -180,7 +183,7 @@ class Hub:
         config = HUB_CONFIG.format(
             port=self.port, hub_port=self.hub_port, api_port=self.api_port, chp=str(CHP),
             tmp=str(self.tmp), singleuser=str(BIN / "jupyterhub-singleuser"),
-            environment=env_for_servers, token=self.token)
+            environment=env_for_servers, token=self.token, args=self.server_args)
         config += accounts.authenticator_config(self.names) + accounts.spawner_config(self.tmp)
         (self.tmp / "jupyterhub_config.py").write_text(config)
         env = {**os.environ, MARKER: self.run_id, "PATH": f"{BIN}{os.pathsep}{os.environ['PATH']}"}
@@ -339,6 +342,7 @@ class Sampler(threading.Thread):
         self.stop_event = threading.Event()
         self.samples = 0
         self.accounts: dict[str, str] = {}               # learner -> who their server runs as
+        self.server_pids: dict[str, set[int]] = {}       # learner -> their server's pid(s)
 
     @staticmethod
     def tree_rss(p: psutil.Process) -> tuple[float, list[psutil.Process]]:
@@ -370,6 +374,7 @@ class Sampler(threading.Thread):
                 except psutil.Error:
                     pass
                 continue
+            self.server_pids.setdefault(user, set()).add(child.pid)
             try:
                 self.accounts[user] = child.username()
             except psutil.Error:
@@ -544,7 +549,10 @@ async def classroom(args, hub: Hub, tmp: Path) -> dict:
             "pull_s": max(v["pulled_s"] for v in learners.values()),
             "idle_server_rss_mib": idle, "hub_and_proxy_peak_rss_mib": sampler.hub_peak,
             "rounds": rounds, "every_chapter": every, "samples": sampler.samples,
-            "refusals": refusals, "server_process_accounts": sampler.accounts}
+            "refusals": refusals, "server_process_accounts": sampler.accounts,
+            # a learner whose server process changed had their server die and restart
+            "server_restarts": {n: len(p) - 1 for n, p in sampler.server_pids.items()
+                                if len(p) > 1}}
 
 
 def leftovers(run_id: str) -> list[str]:
@@ -659,6 +667,7 @@ def summarise(run: dict, learners: int) -> dict:
         "refusals": run["refusals"],
         # the account each learner's server process ran as
         "server_process_accounts": run["server_process_accounts"],
+        "server_restarts": run["server_restarts"],
     }
 
 
@@ -688,7 +697,9 @@ def markdown(s: dict) -> str:
         f"client reconnected as JupyterLab does and carried on), "
         f"{s['websocket_events']['ping_timeout']} closed by a server for a late pong; the "
         f"test client was at most {max(r['client_lag_s_max'] for r in s['rounds'])} s behind "
-        f"a kernel's messages (the servers allow 90 s for a pong).",
+        f"a kernel's messages (the servers allow 90 s for a pong); learners' servers that "
+        f"died and restarted: {len(s['server_restarts'])}; processes the kernel killed "
+        f"for want of memory: {len(s['out_of_memory'])}.",
         "",
         "| chapter (all learners at once) | cells | ok | kernel ready (median s) "
         "| first cell (median / max s) | last cell (median / max s) "
@@ -856,6 +867,7 @@ def main() -> int:
     run, error = None, None
     load = evidence.LoadLog()
     load.start()
+    dmesg_before = evidence.kernel_log()
     try:
         hub.start()
         run = asyncio.run(classroom(args, hub, tmp))
@@ -902,6 +914,8 @@ def main() -> int:
               "load_average": [round(load_before, 1), round(os.getloadavg()[0], 1)],
               "load": load.summary(),
               "websocket_events": evidence.count(events),
+              # processes the kernel killed for want of memory during the run
+              "out_of_memory": evidence.out_of_memory(dmesg_before, evidence.kernel_log()),
               "leftover_processes": left, "ports_still_bound": busy,
               "leftover_accounts": accounts_left})
     # the evidence of each reconnection: the servers' log lines and the load around it

@@ -3,6 +3,8 @@ evidence a failure or a reconnection is read against.
 
 - ``LoadLog``: every second, the load average, the machine's CPU use and the
   test client's own CPU use (the client is one process for every learner);
+- ``kernel_log``: the machine's kernel log (``dmesg``), for processes the
+  kernel killed for want of memory during the run;
 - ``websocket_events``: from the hub's log (the hub, the proxy and every
   learner's server write there), each kernel websocket the servers closed
   for a missing pong ("WebSocket ping timeout"), each one that closed
@@ -13,6 +15,8 @@ from __future__ import annotations
 
 import datetime as dt
 import re
+import shutil
+import subprocess
 import threading
 
 import psutil
@@ -94,3 +98,19 @@ def websocket_events(log: str) -> list[dict]:
 def count(events: list[dict]) -> dict[str, int]:
     return {kind: sum(e["event"] == kind for e in events) for kind in EVENTS}
 
+
+
+def kernel_log() -> list[str]:
+    """The kernel's log lines (``dmesg``); [] where it cannot be read."""
+    if shutil.which("dmesg") is None:
+        return []
+    proc = subprocess.run(["dmesg"], capture_output=True, text=True)
+    return proc.stdout.splitlines() if proc.returncode == 0 else []
+
+
+def out_of_memory(before: list[str], after: list[str]) -> list[str]:
+    """The lines ``after`` added to ``before`` that tell of a process killed
+    for want of memory."""
+    new = after[len(before):] if after[:len(before)] == before else after
+    return [line for line in new if re.search(r"out of memory|oom-kill|killed process", line,
+                                              re.I)]

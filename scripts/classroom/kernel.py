@@ -150,6 +150,7 @@ class KernelSocket:
                  "after_messages": self.messages, "max_lag_s": round(self.max_lag_s, 1),
                  "load_1min": round(os.getloadavg()[0], 1)}
         self.reconnections.append(event)
+        closed = time.perf_counter()
         while True:
             if self.attempt >= RECONNECT_LIMIT:
                 raise RuntimeError(f"the kernel's websocket closed ({_close(event)}) and "
@@ -164,7 +165,7 @@ class KernelSocket:
                 break
             except Exception as e:                             # noqa: BLE001
                 event.setdefault("failed_tries", []).append(f"{type(e).__name__}: {e}")
-        event["reconnected_after_s"] = round(time.perf_counter() - self.t0 - event["t_s"], 1)
+        event["reconnected_after_s"] = round(time.perf_counter() - closed, 2)
         await self.kernel_info(deadline)
 
     def close(self) -> None:
