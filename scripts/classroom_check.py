@@ -55,7 +55,6 @@ import asyncio
 import datetime as dt
 import html
 import json
-import math
 import os
 import re
 import secrets
@@ -65,7 +64,6 @@ import socket
 import subprocess
 import sys
 import tempfile
-import threading
 import time
 import uuid
 from pathlib import Path
@@ -75,6 +73,17 @@ import psutil
 import yaml
 from classroom import accounts, evidence
 from classroom import kernel as kc
+from classroom.report import (  # noqa: F401  (the tests read them here)
+    BINDER_LIMIT_MIB,
+    binder_markdown,
+    markdown,
+    quantile,
+    round_up,
+    run_record,
+    sizing,
+    summarise,
+)
+from classroom.sampler import Sampler
 from tornado.httpclient import AsyncHTTPClient, HTTPClientError, HTTPRequest
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -84,8 +93,6 @@ RESULTS = ROOT / "benchmarks" / "results"
 DEFAULT_CHAPTERS = ["03_parallel_heads", "04_what_heads_learn"]
 LOG_COPY = ROOT / "_build" / "classroom-check" / "jupyterhub.log"
 MARKER = "MHACOURSE_CLASSROOM_RUN"     # in the environment of every process it starts
-BINDER_LIMIT_MIB = 2048               # mybinder.org: 2 GB per user (its documented guarantee)
-SAMPLE_S = 0.2
 # the repository, from _config.yml (nbgitpuller clones into a folder named after it)
 CONFIG = yaml.safe_load((ROOT / "_config.yml").read_text())
 REPO_URL = CONFIG["repository"]["url"].rstrip("/")
@@ -133,12 +140,20 @@ c.JupyterHub.cookie_secret_file = {tmp!r} + "/cookie_secret"
 c.JupyterHub.cleanup_servers = True
 c.JupyterHub.cleanup_proxy = True
 c.Spawner.cmd = [{singleuser!r}]
-c.Spawner.args = {args!r}
+# kernels talk to their server over Unix sockets in the learner's own runtime
+# folder, not TCP ports of 127.0.0.1: with TCP, 8 servers starting 8 kernels
+# at once each pick 5 "free" ports of the one loopback (bind to 0, release,
+# the kernel binds later), and another process can take one in between; the
+# kernel then dies ("ZMQError: Address already in use"), its restarts reuse
+# the same port, and the server drops it: "the kernel's websocket closed"
+c.Spawner.args = ["--KernelManager.transport=ipc"] + {args!r}
 c.Spawner.default_url = "/lab"
 c.Spawner.notebook_dir = "~"
 c.Spawner.start_timeout = 600
 c.Spawner.http_timeout = 600
 c.Spawner.environment = {environment!r}
+c.Spawner.environment["JUPYTER_RUNTIME_DIR"] = (
+    lambda spawner: {runtime!r} + "/" + spawner.user.name)
 c.JupyterHub.services = [{{"name": "classroom-check", "api_token": {token!r}}}]
 c.JupyterHub.load_roles = [{{
     "name": "classroom-check",
@@ -180,10 +195,18 @@ class Hub:
         (self.tmp / "gitconfig").write_text(
             f"[safe]\n\tdirectory = {self.tmp / 'origin' / REPO_NAME / '.git'}\n")
         accounts.create_accounts(self.names, self.tmp / "home", self.run_id)
+        # a short folder per learner for their kernels' sockets (a Unix
+        # socket's path is at most 107 bytes)
+        for n in self.names:
+            (self.tmp / "run" / n).mkdir(parents=True)
+            (self.tmp / "run" / n).chmod(0o700)
+            accounts.chown_tree(self.tmp / "run" / n, n)
+        (self.tmp / "run").chmod(0o711)
         config = HUB_CONFIG.format(
             port=self.port, hub_port=self.hub_port, api_port=self.api_port, chp=str(CHP),
             tmp=str(self.tmp), singleuser=str(BIN / "jupyterhub-singleuser"),
-            environment=env_for_servers, token=self.token, args=self.server_args)
+            environment=env_for_servers, token=self.token, args=self.server_args,
+            runtime=str(self.tmp / "run"))
         config += accounts.authenticator_config(self.names) + accounts.spawner_config(self.tmp)
         (self.tmp / "jupyterhub_config.py").write_text(config)
         env = {**os.environ, MARKER: self.run_id, "PATH": f"{BIN}{os.pathsep}{os.environ['PATH']}"}
@@ -321,87 +344,6 @@ async def launch(api: Api, name: str, password: str, link: str, origin: str) -> 
     if resp.code != 200 or not (api.home / name / notebook).is_file():
         raise RuntimeError(f"{name}: {urlpath} (HTTP {resp.code}): {notebook} is not in their home")
     return {"pulled_s": time.perf_counter() - t}
-
-
-# --------------------------------------------------------------------------
-# Memory sampler
-# --------------------------------------------------------------------------
-
-class Sampler(threading.Thread):
-    """Every SAMPLE_S: RSS of each learner's server + its children (the
-    kernel), and of the hub + proxy. Peaks are kept per phase."""
-
-    def __init__(self, hub_pid: int):
-        super().__init__(daemon=True)
-        self.hub_pid = hub_pid
-        self.phase = "idle"
-        self.peaks: dict[str, dict[str, float]] = {}     # phase -> learner -> MiB
-        self.hub_peak = 0.0
-        self.cpu: dict[str, float] = {}                  # kernel pid -> CPU seconds
-        self.kernel_owner: dict[int, tuple[str, str]] = {}
-        self.stop_event = threading.Event()
-        self.samples = 0
-        self.accounts: dict[str, str] = {}               # learner -> who their server runs as
-        self.server_pids: dict[str, set[int]] = {}       # learner -> their server's pid(s)
-
-    @staticmethod
-    def tree_rss(p: psutil.Process) -> tuple[float, list[psutil.Process]]:
-        procs = [p] + p.children(recursive=True)
-        total = 0
-        for q in procs:
-            try:
-                total += q.memory_info().rss
-            except psutil.Error:
-                pass
-        return total / MIB, procs
-
-    def sample(self) -> None:
-        try:
-            hub = psutil.Process(self.hub_pid)
-            children = hub.children()
-        except psutil.Error:
-            return
-        hub_total = hub.memory_info().rss
-        phase = self.peaks.setdefault(self.phase, {})
-        for child in children:
-            try:
-                user = child.environ().get("JUPYTERHUB_USER")
-            except psutil.Error:
-                continue
-            if not user:            # the proxy
-                try:
-                    hub_total += child.memory_info().rss
-                except psutil.Error:
-                    pass
-                continue
-            self.server_pids.setdefault(user, set()).add(child.pid)
-            try:
-                self.accounts[user] = child.username()
-            except psutil.Error:
-                pass
-            mib, procs = self.tree_rss(child)
-            phase[user] = max(phase.get(user, 0.0), mib)
-            for q in procs[1:]:
-                try:
-                    t = q.cpu_times()
-                    self.cpu[f"{self.phase}/{user}/{q.pid}"] = t.user + t.system
-                except psutil.Error:
-                    pass
-        self.hub_peak = max(self.hub_peak, hub_total / MIB)
-        self.samples += 1
-
-    def run(self) -> None:
-        while not self.stop_event.wait(SAMPLE_S):
-            self.sample()
-
-    def kernel_cpu_s(self, phase: str) -> dict[str, float]:
-        """Learner -> CPU seconds of their kernel(s) during ``phase``."""
-        out: dict[str, float] = {}
-        for key, secs in self.cpu.items():
-            ph, user, _ = key.split("/")
-            if ph == phase:
-                out[user] = out.get(user, 0.0) + secs
-        return out
 
 
 # --------------------------------------------------------------------------
@@ -568,204 +510,6 @@ def leftovers(run_id: str) -> list[str]:
     return found
 
 
-# --------------------------------------------------------------------------
-# Summary, sizing, files
-# --------------------------------------------------------------------------
-
-def quantile(xs: list[float], q: float) -> float:
-    xs = sorted(xs)
-    return xs[min(len(xs) - 1, max(0, math.ceil(q * len(xs)) - 1))] if xs else float("nan")
-
-
-def round_up(x: float, step: float) -> float:
-    return math.ceil(x / step - 1e-9) * step
-
-
-def sizing(peak_mib: float, cpu_s: float, hub_mib: float, class_size: int = 100) -> dict:
-    """The Zero to JupyterHub settings, from the measured figures.
-
-    - memory guarantee: the worst learner's peak (server + kernel), rounded up
-      to 256 MiB: a class runs the same chapter in the same minute, so every
-      learner is at their peak at once and the nodes must hold all of them;
-    - memory limit: twice the guarantee (room for a learner's own experiments
-      in the exercises), at most Binder's 2 GiB, the budget chapters are held to;
-    - CPU guarantee: the worst kernel's CPU seconds for a chapter spread over
-      one minute (a class's "run all" finishing within about a minute when
-      every learner gets it), rounded up to 0.05; CPU limit 1 (the kernels run
-      PyTorch with one thread, OMP_NUM_THREADS=1);
-    - a class: guarantee x learners, plus the hub and proxy as measured.
-    """
-    guarantee = round_up(peak_mib, 256)
-    limit = min(2 * guarantee, BINDER_LIMIT_MIB)
-    cpu_guarantee = max(0.05, round_up(cpu_s / 60, 0.05))
-    mem_total_gib = (class_size * guarantee + hub_mib) / 1024
-    cores = class_size * cpu_guarantee
-    return {"memory_guarantee_mib": guarantee, "memory_limit_mib": limit,
-            "cpu_guarantee": round(cpu_guarantee, 2), "cpu_limit": 1,
-            "class_size": class_size, "class_memory_gib": round(mem_total_gib, 1),
-            "class_cores": round(cores, 1),
-            # example: nodes of 8 vCPU / 32 GiB, ~2 GiB and ~0.5 vCPU kept by the system
-            "nodes_8cpu_32gib": max(math.ceil(mem_total_gib / 30), math.ceil(cores / 7.5))}
-
-
-def summarise(run: dict, learners: int) -> dict:
-    per_learner_peak: dict[str, float] = {}
-    succeeded = set(f"learner{i:02d}" for i in range(1, learners + 1))
-    for rnd in run["rounds"]:
-        for r in rnd["learners"]:
-            per_learner_peak[r["learner"]] = max(per_learner_peak.get(r["learner"], 0.0),
-                                                 r["peak_rss_mib"])
-            if r["error"] is not None or r["executed"] != r["cells"]:
-                succeeded.discard(r["learner"])
-    peaks = list(per_learner_peak.values())
-    rounds = []
-    for rnd in run["rounds"]:
-        rs = rnd["learners"]
-        good = [r for r in rs if r["error"] is None]
-        col = lambda k: [r[k] for r in good if k in r]  # noqa: E731
-        rounds.append({
-            "chapter": rnd["chapter"], "cells": rs[0]["cells"], "wall_s": round(rnd["wall_s"], 1),
-            "succeeded": len(good), "failed": len(rs) - len(good),
-            "kernel_ready_s_median": round(quantile(col("kernel_ready_s"), 0.5), 1),
-            "first_cell_s_median": round(quantile(col("first_cell_s"), 0.5), 1),
-            "first_cell_s_max": round(max(col("first_cell_s"), default=float("nan")), 1),
-            "last_cell_s_median": round(quantile(col("last_cell_s"), 0.5), 1),
-            "last_cell_s_max": round(max(col("last_cell_s"), default=float("nan")), 1),
-            "peak_rss_mib_median": round(quantile([r["peak_rss_mib"] for r in rs], 0.5)),
-            "peak_rss_mib_max": round(max(r["peak_rss_mib"] for r in rs)),
-            "kernel_cpu_s_max": round(max(r["kernel_cpu_s"] for r in rs), 1),
-            "reconnections": sum(len(r["reconnections"]) for r in rs),
-            "client_lag_s_max": round(max(r.get("max_lag_s", 0.0) for r in rs), 1),
-        })
-    idle = list(run["idle_server_rss_mib"].values())
-    every = [{"chapter": r["chapter"], "wall_s": round(r["wall_s"], 1),
-              "peak_rss_mib": round(r["peak_rss_mib"]), "kernel_cpu_s": round(r["kernel_cpu_s"], 1),
-              "ok": r["error"] is None, "fits_binder": r["peak_rss_mib"] <= BINDER_LIMIT_MIB}
-             for r in run["every_chapter"]]
-    peak = max(peaks) if peaks else 0.0
-    # the settings cover the worst chapter, whether run by the class or alone
-    worst_cpu = max([r["kernel_cpu_s_max"] for r in rounds] + [r["kernel_cpu_s"] for r in every])
-    worst_mib = max([peak] + [r["peak_rss_mib"] for r in every])
-    return {
-        "learners": learners, "succeeded": len(succeeded),
-        "peak_rss_mib_per_learner": round(peak),
-        "median_peak_rss_mib_per_learner": round(quantile(peaks, 0.5)),
-        "idle_server_rss_mib_median": round(quantile(idle, 0.5)) if idle else None,
-        "hub_and_proxy_peak_rss_mib": round(run["hub_and_proxy_peak_rss_mib"]),
-        "servers_ready_s": round(run["spawn_s"], 1), "servers_stopped_s": round(run["stop_s"], 1),
-        "nbgitpuller_s_max": round(run["pull_s"], 1),
-        "rounds": rounds, "every_chapter": every,
-        "sizing": sizing(worst_mib, worst_cpu, run["hub_and_proxy_peak_rss_mib"]),
-        # a learner whose kernel websocket closed and who reconnected, as
-        # JupyterLab does, and carried on: counted apart, not a failure
-        "reconnections": [{"phase": "class", "learner": r["learner"],
-                           "chapter": r["chapter"], **e}
-                          for rnd in run["rounds"] for r in rnd["learners"]
-                          for e in r["reconnections"]]
-        + [{"phase": "alone", "learner": r["learner"], "chapter": r["chapter"], **e}
-           for r in run["every_chapter"] for e in r["reconnections"]],
-        "refusals": run["refusals"],
-        # the account each learner's server process ran as
-        "server_process_accounts": run["server_process_accounts"],
-        "server_restarts": run["server_restarts"],
-    }
-
-
-def markdown(s: dict) -> str:
-    z = s["sizing"]
-    lines = [
-        f"Measured on {s['date']} by `scripts/classroom_check.py` ({s['machine']}): "
-        f"JupyterHub {s['versions']['jupyterhub']}, configurable-http-proxy "
-        f"{s['versions']['configurable-http-proxy']}, JupyterLab "
-        f"{s['versions']['jupyterlab']}, {s['learners']} learners on one machine "
-        f"(its load average {s['load_average'][0]} before the run, "
-        f"{s['load_average'][1]} after: other work shared its cores).",
-        "",
-        f"- {s['learners']} servers started at once, and each learner followed the chapter's "
-        f"JupyterHub (nbgitpuller) link, which cloned the course into their home: "
-        f"{s['servers_ready_s']} s in all (the slowest clone {s['nbgitpuller_s_max']} s); "
-        f"an idle server (no kernel) holds {s['idle_server_rss_mib_median']} MiB; "
-        f"the hub and proxy together at most {s['hub_and_proxy_peak_rss_mib']} MiB.",
-        f"- **{s['succeeded']} of {s['learners']}** learners ran every chapter without an error; "
-        f"peak memory of one learner (server + kernel): **{s['peak_rss_mib_per_learner']} MiB** "
-        f"(median learner {s['median_peak_rss_mib_per_learner']} MiB).",
-        f"- The hub's login (NativeAuthenticator: the class list approved at sign-up, a "
-        f"password each) refused **{sum(r['refused'] for r in s['refusals'])} of "
-        f"{len(s['refusals'])}** logins it must refuse: "
-        + "; ".join(r["who"] for r in s["refusals"]) + ". " + server_accounts(s) + ".",
-        f"- Kernel websockets: **{len(s['reconnections'])}** reconnection(s) (the learner's "
-        f"client reconnected as JupyterLab does and carried on), "
-        f"{s['websocket_events']['ping_timeout']} closed by a server for a late pong; the "
-        f"test client was at most {max(r['client_lag_s_max'] for r in s['rounds'])} s behind "
-        f"a kernel's messages (the servers allow 90 s for a pong); learners' servers that "
-        f"died and restarted: {len(s['server_restarts'])}; processes the kernel killed "
-        f"for want of memory: {len(s['out_of_memory'])}.",
-        "",
-        "| chapter (all learners at once) | cells | ok | kernel ready (median s) "
-        "| first cell (median / max s) | last cell (median / max s) "
-        "| peak MiB per learner (median / max) | kernel CPU s (max) | reconnections |",
-        "|---|---|---|---|---|---|---|---|---|",
-    ]
-    for r in s["rounds"]:
-        lines.append(
-            f"| {r['chapter']} | {r['cells']} | {r['succeeded']}/{r['succeeded'] + r['failed']} "
-            f"| {r['kernel_ready_s_median']} "
-            f"| {r['first_cell_s_median']} / {r['first_cell_s_max']} "
-            f"| {r['last_cell_s_median']} / {r['last_cell_s_max']} "
-            f"| {r['peak_rss_mib_median']} / {r['peak_rss_mib_max']} | {r['kernel_cpu_s_max']} "
-            f"| {r['reconnections']} |")
-    if s["every_chapter"]:
-        lines += ["", "One learner, every chapter in turn (server + kernel, the whole "
-                  "memory of a Binder session):", "",
-                  "| chapter | seconds | peak MiB | kernel CPU s | under Binder's 2 GB "
-                  "| under 1 GiB |",
-                  "|---|---|---|---|---|---|"]
-        yes = lambda ok: "yes" if ok else "**no**"  # noqa: E731
-        for r in s["every_chapter"]:
-            lines.append(f"| {r['chapter']} | {r['wall_s']} | {r['peak_rss_mib']} "
-                         f"| {r['kernel_cpu_s']} | {yes(r['fits_binder'])} "
-                         f"| {yes(r['peak_rss_mib'] <= 1024)} |")
-    lines += [
-        "", "Zero to JupyterHub settings derived from these figures "
-        "(the rules are in `sizing()` of the script):", "",
-        "```yaml", "singleuser:",
-        "  memory:",
-        f"    guarantee: {z['memory_guarantee_mib']}M   # the worst learner's peak, rounded up",
-        f"    limit: {z['memory_limit_mib']}M       # twice that, at most Binder's 2 GB",
-        "  cpu:",
-        f"    guarantee: {z['cpu_guarantee']}       # worst chapter's kernel CPU seconds / 60 s",
-        f"    limit: {z['cpu_limit']}",
-        "  extraEnv:",
-        '    OMP_NUM_THREADS: "1"   # as measured: one PyTorch thread per kernel',
-        "```", "",
-        f"A class of {z['class_size']}: {z['class_size']} x {z['memory_guarantee_mib']} MiB "
-        f"+ the hub = **{z['class_memory_gib']} GiB** of memory and **{z['class_cores']} cores** "
-        f"guaranteed, e.g. **{z['nodes_8cpu_32gib']} nodes of 8 vCPU / 32 GiB**.",
-    ]
-    return "\n".join(lines) + "\n"
-
-
-def server_accounts(s: dict) -> str:
-    """Who the learners' servers ran as, in words."""
-    accts = s["server_process_accounts"]
-    if accts and all(a == learner for learner, a in accts.items()):
-        return ("Each learner's server ran as that learner's own system account, "
-                "none as root")
-    return f"The learners' servers ran as {', '.join(sorted(set(accts.values())))}"
-
-
-def run_record(s: dict) -> dict:
-    """One line of benchmarks/results/classroom_runs.jsonl: a run's outcome."""
-    return {"at": evidence.utc_now(), "learners": s["learners"], "succeeded": s["succeeded"],
-            "reconnections": len(s["reconnections"]),
-            "server_ping_timeouts": s["websocket_events"]["ping_timeout"],
-            "client_lag_s_max": max(r["client_lag_s_max"] for r in s["rounds"]),
-            "refused": f"{sum(r['refused'] for r in s['refusals'])}/{len(s['refusals'])}",
-            "rounds_wall_s": {r["chapter"]: r["wall_s"] for r in s["rounds"]},
-            "total_s": s["total_s"], "load_1min_max": s["load"].get("load_1min_max"),
-            "server_accounts": sorted(set(s["server_process_accounts"].values()))}
-
-
 def versions() -> dict:
     import importlib.metadata as md
 
@@ -773,22 +517,6 @@ def versions() -> dict:
                      .read_text())["version"]
     return {"jupyterhub": md.version("jupyterhub"), "jupyterlab": md.version("jupyterlab"),
             "configurable-http-proxy": chp, "torch": md.version("torch")}
-
-
-def binder_markdown(out: dict) -> str:
-    index = ("torch came from download.pytorch.org" if out["fresh"]["torch_from_pytorch_index"]
-             else "download.pytorch.org could not be reached from that machine, so "
-                  "check_binder.py installed the same torch CPU wheel from a local copy; "
-                  "everything else came from PyPI")
-    return (f"Measured on {out['date']} by `scripts/classroom_check.py --binder` "
-            f"({out['machine']}), which runs `scripts/check_binder.py` twice: the Binder "
-            f"environment (binder/requirements.txt and the course's package) takes "
-            f"**{out['venv_mib']} MiB** installed, {out['torch_mib']} MiB of it PyTorch's CPU "
-            f"build. Creating it and opening chapter 1 took {out['fresh']['total_s']} s "
-            f"({out['fresh']['environment_s']:.0f} s of installing; {index}). With the "
-            f"environment already built, as a Binder image is, starting JupyterLab, opening "
-            f"chapter 1 and running its first cells took "
-            f"**{out['reuse']['open_chapter_1_s']} s**.\n")
 
 
 def binder_check(write: bool) -> int:

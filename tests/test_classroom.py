@@ -132,7 +132,8 @@ def test_reconnections_are_counted_apart_with_their_evidence():
     for e in s["reconnections"]:
         assert {"at", "close_code", "close_reason", "after_messages", "hub_log_around",
                 "load_around"} <= set(e), e
-    assert set(s["websocket_events"]) == set(evidence.EVENTS)
+    assert {"ping_timeout", "ws_closed"} <= set(s["websocket_events"]) <= set(evidence.EVENTS)
+    assert s["websocket_events"].get("kernel_died", 0) == 0, "a kernel died in the recorded run"
     assert s["load"]["samples"] > 0
 
 
@@ -179,6 +180,11 @@ def test_websocket_events_are_read_from_the_hub_log():
                                             "proxy_error"]
     assert events[0]["detail"] == "90147" and events[0]["at"] == "2026-11-26T19:54:52.896"
     assert events[3]["source"] == "ConfigProxy" and "ECONNRESET" in events[3]["detail"]
+    died = evidence.websocket_events(
+        "zmq.error.ZMQError: Address already in use (addr='tcp://127.0.0.1:36975')\n"
+        "[W 2026-11-26 20:59:20.156 ServerApp] Kernel 886223a7 died, removing from map.")
+    assert [(e["event"], e["detail"]) for e in died] == [
+        ("port_in_use", "tcp://127.0.0.1:36975"), ("kernel_died", "886223a7")]
     assert evidence.count(events)["ping_timeout"] == 1
 
 

@@ -9,7 +9,8 @@ evidence a failure or a reconnection is read against.
   learner's server write there), each kernel websocket the servers closed
   for a missing pong ("WebSocket ping timeout"), each one that closed
   ("Starting buffering"), each reconnection that got its messages back
-  ("Replaying"), and the proxy's errors.
+  ("Replaying"), the proxy's errors, and kernels that died because their
+  port was taken ("Address already in use", "died, removing from map").
 """
 from __future__ import annotations
 
@@ -29,6 +30,9 @@ EVENTS = {
     "replayed": re.compile(r"Replaying (\d+) buffered messages"),
     "stale_replaced": re.compile(r"Replacing stale connection"),
     "proxy_error": re.compile(r"\[ConfigProxy\] \S*error\S*: (.*)"),
+    # a kernel that could not bind its port (TCP transport), and its end
+    "port_in_use": re.compile(r"ZMQError: Address already in use \(addr='([^']+)'\)"),
+    "kernel_died": re.compile(r"Kernel (\S+) died, removing from map"),
 }
 # "[W 2026-11-26 19:54:52.896 ServerApp]" (Python) or "2026-11-26T19:55:32.999Z" (the proxy)
 STAMP = re.compile(r"(\d{4}-\d\d-\d\d)[ T](\d\d:\d\d:\d\d\.\d+)")

@@ -21,15 +21,18 @@ its log). A browser answers a ping in its network stack, however far behind
 the page's JavaScript is with the messages before it. Tornado's websocket
 client does not: it hands messages over through a queue that holds one, and
 reads no further frame, so answers no ping, until the program has taken
-every message before it. A test client that runs 8 learners in one process
-on a busy machine falls behind the kernels' output, its pongs fall behind
-with it, and the server closes the socket: the flake of issue 30. So this
-client, like a browser, takes every frame as it arrives (``pump=True``: a
-callback puts it on a queue of its own, unbounded), and pongs go out at
-once. ``pump=False`` is tornado's queue, kept for scripts/classroom/
-pong_experiment.py, which shows the difference. Every message's lag (its
-arrival minus the time the kernel stamped on it) is measured: how far
-behind the client is.
+every message before it; a test client that stalls loses its socket where a
+browser would not (scripts/classroom/pong_experiment.py shows both on the
+real hub). So this client, like a browser, takes every frame as it arrives
+(``pump=True``: a callback puts it on a queue of its own, unbounded), and
+pongs go out at once; ``pump=False`` is tornado's queue, kept for that
+experiment. Every message's lag (its arrival minus the time the kernel
+stamped on it) is measured: how far behind the client is.
+
+A reconnection cannot save a kernel that died: its websocket closes and
+every reconnection is answered 404 "Kernel does not exist", as JupyterLab's
+would be, and that learner fails (the flake of issue 30 was such a kernel:
+see scripts/classroom_check.py, ``--KernelManager.transport=ipc``).
 """
 from __future__ import annotations
 
