@@ -11,18 +11,28 @@ What it does
 ------------
 1. starts JupyterHub (``jupyterhub`` from PyPI, requirements-classroom.txt)
    with configurable-http-proxy (npm, package.json) on free ports of
-   127.0.0.1, ``SimpleLocalProcessSpawner`` (every learner is a process of
-   this user, with a home folder under a temporary directory) and the dummy
-   authenticator: a test set-up, never one to give learners;
+   127.0.0.1 and a login that admits only the class: NativeAuthenticator,
+   names on the hub's allowed list approved at sign-up, each with a password
+   of their own (scripts/classroom/accounts.py). Every learner's server is a
+   process with a home folder under a temporary directory; as root, each
+   runs as a system account made for that learner and removed afterwards
+   (``LocalProcessSpawner``), so no server runs as root or with
+   ``--allow-root``;
 2. creates N learners through the hub's REST API (an admin service token),
    gives each learner an API token of their own, and starts all N servers at
-   once (JupyterLab, as on Binder); each home gets the course's ``chapters/``
-   and ``assets/``, as an nbgitpuller link would clone them;
+   once (JupyterLab, as on Binder); then every learner signs up, logs in and
+   follows a chapter's JupyterHub link, whose nbgitpuller clones the course
+   into their home. The hub must refuse a stranger, a stranger who signed up
+   but was never approved, and a learner's name with a wrong password;
 3. for each chapter in turn, every learner at the same moment opens the
    chapter as JupyterLab does (``POST /api/sessions``: a new kernel) and runs
    all its cells: every ``execute_request`` is sent at once on the kernel's
    websocket, as "Run All" does. All traffic goes through the hub's proxy,
-   with the learner's own token;
+   with the learner's own token. If a kernel's websocket closes, the learner
+   reconnects as JupyterLab does, and the report counts it apart
+   (scripts/classroom/kernel.py); the servers' websocket events and the
+   machine's load, with their times, go into the report
+   (scripts/classroom/evidence.py);
 4. meanwhile a sampler reads, every 0.2 s, the resident memory (RSS) of each
    learner's process tree (server + kernel) and of the hub and proxy;
 5. then, unless ``--no-every-chapter``, one learner runs every chapter in
@@ -33,8 +43,9 @@ What it does
 It writes ``benchmarks/results/classroom_cpu.json`` (the measurements) and
 ``benchmarks/results/classroom_cpu.md`` (tables and the Zero to JupyterHub
 settings derived from them; the instructor guide includes it). Exit status 0
-when every learner ran every chapter without an error and nothing was left
-behind. The last line printed is
+when every learner ran every chapter without an error, the hub refused all
+three logins it must refuse, and nothing was left behind (processes, ports,
+system accounts, the temporary folder). The last line printed is
 ``learners=N succeeded=N peak_rss_mib_per_learner=X``.
 """
 from __future__ import annotations
@@ -44,7 +55,6 @@ import asyncio
 import datetime as dt
 import html
 import json
-import math
 import os
 import re
 import secrets
@@ -54,17 +64,27 @@ import socket
 import subprocess
 import sys
 import tempfile
-import threading
 import time
 import uuid
 from pathlib import Path
-from urllib.parse import parse_qsl, quote, urlencode, urljoin, urlsplit
+from urllib.parse import parse_qsl, quote, urlencode, urlsplit
 
-import nbformat
 import psutil
 import yaml
+from classroom import accounts, evidence
+from classroom import kernel as kc
+from classroom.report import (  # noqa: F401  (the tests read them here)
+    BINDER_LIMIT_MIB,
+    binder_markdown,
+    markdown,
+    quantile,
+    round_up,
+    run_record,
+    sizing,
+    summarise,
+)
+from classroom.sampler import Sampler
 from tornado.httpclient import AsyncHTTPClient, HTTPClientError, HTTPRequest
-from tornado.websocket import websocket_connect
 
 ROOT = Path(__file__).resolve().parent.parent
 BIN = Path(sys.executable).parent
@@ -73,8 +93,6 @@ RESULTS = ROOT / "benchmarks" / "results"
 DEFAULT_CHAPTERS = ["03_parallel_heads", "04_what_heads_learn"]
 LOG_COPY = ROOT / "_build" / "classroom-check" / "jupyterhub.log"
 MARKER = "MHACOURSE_CLASSROOM_RUN"     # in the environment of every process it starts
-BINDER_LIMIT_MIB = 2048               # mybinder.org: 2 GB per user (its documented guarantee)
-SAMPLE_S = 0.2
 # the repository, from _config.yml (nbgitpuller clones into a folder named after it)
 CONFIG = yaml.safe_load((ROOT / "_config.yml").read_text())
 REPO_URL = CONFIG["repository"]["url"].rstrip("/")
@@ -121,17 +139,21 @@ c.JupyterHub.db_url = "sqlite:///" + {tmp!r} + "/jupyterhub.sqlite"
 c.JupyterHub.cookie_secret_file = {tmp!r} + "/cookie_secret"
 c.JupyterHub.cleanup_servers = True
 c.JupyterHub.cleanup_proxy = True
-c.JupyterHub.authenticator_class = "dummy"
-c.Authenticator.allow_all = True
-c.JupyterHub.spawner_class = "simple"
-c.SimpleLocalProcessSpawner.home_dir_template = {tmp!r} + "/home/{{username}}"
 c.Spawner.cmd = [{singleuser!r}]
+# kernels talk to their server over Unix sockets in the learner's own runtime
+# folder, not TCP ports of 127.0.0.1: with TCP, 8 servers starting 8 kernels
+# at once each pick 5 "free" ports of the one loopback (bind to 0, release,
+# the kernel binds later), and another process can take one in between; the
+# kernel then dies ("ZMQError: Address already in use"), its restarts reuse
+# the same port, and the server drops it: "the kernel's websocket closed"
+c.Spawner.args = ["--KernelManager.transport=ipc"] + {args!r}
 c.Spawner.default_url = "/lab"
-c.Spawner.args = {args!r}
 c.Spawner.notebook_dir = "~"
 c.Spawner.start_timeout = 600
 c.Spawner.http_timeout = 600
 c.Spawner.environment = {environment!r}
+c.Spawner.environment["JUPYTER_RUNTIME_DIR"] = (
+    lambda spawner: {runtime!r} + "/" + spawner.user.name)
 c.JupyterHub.services = [{{"name": "classroom-check", "api_token": {token!r}}}]
 c.JupyterHub.load_roles = [{{
     "name": "classroom-check",
@@ -139,13 +161,16 @@ c.JupyterHub.load_roles = [{{
     "services": ["classroom-check"],
 }}]
 """
+# then accounts.authenticator_config() and accounts.spawner_config()
 
 
 class Hub:
     """A JupyterHub process (and the proxy it starts) in a temporary folder."""
 
-    def __init__(self, tmp: Path, run_id: str):
-        self.tmp, self.run_id = tmp, run_id
+    def __init__(self, tmp: Path, run_id: str, names: list[str],
+                 server_args: list[str] | None = None):
+        self.tmp, self.run_id, self.names = tmp, run_id, names
+        self.server_args = server_args or []
         self.port, self.hub_port, self.api_port = free_port(), free_port(), free_port()
         self.token = secrets.token_hex(32)
         self.url = f"http://127.0.0.1:{self.port}"      # the proxy: what learners reach
@@ -163,18 +188,33 @@ class Hub:
             # per core of the node for every learner (see the guide)
             "OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1",
             "JUPYTER_PLATFORM_DIRS": "1", "PYDEVD_DISABLE_FILE_VALIDATION": "1",
+            # nbgitpuller clones the snapshot, which another account owns:
+            # git reads only a global file for that permission
+            "GIT_CONFIG_GLOBAL": str(self.tmp / "gitconfig"),
         }
+        (self.tmp / "gitconfig").write_text(
+            f"[safe]\n\tdirectory = {self.tmp / 'origin' / REPO_NAME / '.git'}\n")
+        accounts.create_accounts(self.names, self.tmp / "home", self.run_id)
+        # a short folder per learner for their kernels' sockets (a Unix
+        # socket's path is at most 107 bytes)
+        for n in self.names:
+            (self.tmp / "run" / n).mkdir(parents=True)
+            (self.tmp / "run" / n).chmod(0o700)
+            accounts.chown_tree(self.tmp / "run" / n, n)
+        (self.tmp / "run").chmod(0o711)
         config = HUB_CONFIG.format(
             port=self.port, hub_port=self.hub_port, api_port=self.api_port, chp=str(CHP),
             tmp=str(self.tmp), singleuser=str(BIN / "jupyterhub-singleuser"),
-            environment=env_for_servers, token=self.token,
-            # a container's root user (CI): the server refuses root without it
-            args=["--allow-root"] if hasattr(os, "geteuid") and os.geteuid() == 0 else [])
+            environment=env_for_servers, token=self.token, args=self.server_args,
+            runtime=str(self.tmp / "run"))
+        config += accounts.authenticator_config(self.names) + accounts.spawner_config(self.tmp)
         (self.tmp / "jupyterhub_config.py").write_text(config)
         env = {**os.environ, MARKER: self.run_id, "PATH": f"{BIN}{os.pathsep}{os.environ['PATH']}"}
         env.pop("CONFIGPROXY_AUTH_TOKEN", None)
         self.proc = subprocess.Popen(
-            [BIN / "jupyterhub", "-f", self.tmp / "jupyterhub_config.py"], cwd=self.tmp,
+            accounts.private_view(self.tmp, Path(sys.executable))
+            + [str(BIN / "jupyterhub"), "-f", str(self.tmp / "jupyterhub_config.py")],
+            cwd=self.tmp,
             env=env, stdout=open(self.log, "w"), stderr=subprocess.STDOUT,
             start_new_session=True)
 
@@ -235,11 +275,6 @@ async def wait_for_hub(api: Api, hub: Hub, timeout: float = 120) -> None:
 # A learner
 # --------------------------------------------------------------------------
 
-def chapter_cells(stem: str) -> list[str]:
-    nb = nbformat.read(ROOT / "chapters" / f"{stem}.ipynb", as_version=4)
-    return [c.source for c in nb.cells if c.cell_type == "code"]
-
-
 def snapshot_repository(tmp: Path) -> str:
     """The repository as the hub would clone it, without the network: a git
     repository of the working tree (tracked and untracked, not ignored,
@@ -274,59 +309,24 @@ def jupyterhub_link(stem: str) -> tuple[str, str]:
     return f"{hub.rstrip('/')}/hub/user-redirect/git-pull?{query}", "_config.yml (no built site)"
 
 
-class Browser:
-    """A learner's browser, as far as the hub cares: a cookie jar, redirects
-    followed one by one (the hub's login, then the OAuth dance between the
-    hub and the learner's server)."""
-
-    def __init__(self, api: Api):
-        self.http, self.base, self.cookies = api.http, api.base, {}
-
-    async def fetch(self, url: str, method: str = "GET", body: str | None = None,
-                    hops: int = 15):
-        for _ in range(hops):
-            headers = {"Cookie": "; ".join(f"{k}={v}" for k, v in self.cookies.items())}
-            if body is not None:
-                headers["Content-Type"] = "application/x-www-form-urlencoded"
-            resp = await self.http.fetch(HTTPRequest(
-                url, method=method, body=body, headers=headers, follow_redirects=False,
-                request_timeout=300), raise_error=False)
-            for c in resp.headers.get_list("Set-Cookie"):
-                name, _, rest = c.partition("=")
-                value = rest.split(";")[0]
-                if "max-age=0" in c.lower() or "expires=thu, 01 jan 1970" in c.lower():
-                    self.cookies.pop(name, None)
-                else:
-                    self.cookies[name] = value
-            if resp.code in (301, 302, 303, 307):
-                url = urljoin(url, resp.headers["Location"])
-                method, body = "GET", None
-                continue
-            return resp, url
-        raise RuntimeError(f"more than {hops} redirects from {url}")
-
-
-async def launch(api: Api, name: str, link: str, origin: str) -> dict:
-    """What a learner's click on the chapter's JupyterHub link does: log in,
-    the hub sends them to their server's nbgitpuller, which clones the
-    course, then to the chapter in JupyterLab. The link's hub is this test
-    hub and its repository the local snapshot; its path, branch and urlpath
-    are the link's own."""
+async def launch(api: Api, name: str, password: str, link: str, origin: str) -> dict:
+    """What a learner does: sign up on the hub with a password of their own,
+    then click the chapter's JupyterHub link: log in, the hub sends them to
+    their server's nbgitpuller, which clones the course, then to the chapter
+    in JupyterLab. The link's hub is this test hub and its repository the
+    local snapshot; its path, branch and urlpath are the link's own."""
     t = time.perf_counter()
-    browser = Browser(api)
+    browser = accounts.Browser(api.http, api.base)
+    signed_up = await accounts.sign_up(browser, name, password)
     u = urlsplit(link)
     query = dict(parse_qsl(u.query))
     query["repo"] = origin
     target = f"{u.path}?{urlencode(query, safe='/')}"
-    # the hub's login page (the dummy authenticator takes any password)
-    resp, _ = await browser.fetch(f"{api.base}/hub/login?{urlencode({'next': target})}")
-    xsrf = re.search(r'name="_xsrf" value="([^"]+)"', resp.body.decode())
-    form = {"username": name, "password": "classroom", **({"_xsrf": xsrf.group(1)} if xsrf else {})}
-    resp, landed = await browser.fetch(
-        f"{api.base}/hub/login?{urlencode({'next': target})}", "POST", urlencode(form))
+    resp, landed = await accounts.log_in(browser, name, password, target)
     if resp.code != 200 or urlsplit(landed).path != f"/user/{name}/git-pull":
-        raise RuntimeError(f"{name}: the JupyterHub link led to {landed} (HTTP {resp.code}), "
-                           "not to their server's nbgitpuller")
+        raise RuntimeError(f"{name}: signed up ({signed_up!r}), then the JupyterHub link "
+                           f"led to {landed} (HTTP {resp.code}): "
+                           f"{accounts.page_alert(resp.body) or 'not their nbgitpuller'}")
     # the nbgitpuller page's script: /git-pull/api streams the clone's progress
     pull = {"repo": origin, "branch": query.get("branch", ""),
             "targetpath": urlsplit(origin).path.rstrip("/").split("/")[-1]}
@@ -346,174 +346,14 @@ async def launch(api: Api, name: str, link: str, origin: str) -> dict:
     return {"pulled_s": time.perf_counter() - t}
 
 
-def message(msg_type: str, content: dict, session: str, channel: str = "shell") -> dict:
-    return {"header": {"msg_id": uuid.uuid4().hex, "msg_type": msg_type, "session": session,
-                       "username": "learner", "version": "5.3",
-                       "date": dt.datetime.now(dt.timezone.utc).isoformat()},
-            "parent_header": {}, "metadata": {}, "content": content, "channel": channel,
-            "buffers": []}
-
-
-async def run_chapter(api: Api, ws_base: str, name: str, token: str, stem: str,
-                      t0: float, timeout: float) -> dict:
-    """Open ``stem`` as JupyterLab does and Run All; times are from ``t0``."""
-    cells = chapter_cells(stem)
-    result = {"learner": name, "chapter": stem, "cells": len(cells), "executed": 0,
-              "error": None}
-    user = f"/user/{quote(name)}"
-    session = await api.call("POST", f"{user}/api/sessions", token, {
-        "path": f"{REPO_NAME}/chapters/{stem}.ipynb", "type": "notebook", "name": "",
-        "kernel": {"name": "python3"}})
-    kernel_id = session["kernel"]["id"]
-    client_session = uuid.uuid4().hex
-    ws = None
-    try:
-        req = HTTPRequest(f"{ws_base}{user}/api/kernels/{kernel_id}/channels"
-                          f"?session_id={client_session}",
-                          headers={"Authorization": f"token {token}"}, connect_timeout=120,
-                          request_timeout=120)
-        ws = await websocket_connect(req, max_message_size=256 * MIB)
-
-        async def next_message(deadline: float) -> dict:
-            left = deadline - time.perf_counter()
-            if left <= 0:
-                raise asyncio.TimeoutError
-            raw = await asyncio.wait_for(ws.read_message(), left)
-            if raw is None:
-                raise RuntimeError("the kernel's websocket closed")
-            return json.loads(raw)
-
-        deadline = time.perf_counter() + timeout
-        info = message("kernel_info_request", {}, client_session)
-        await ws.write_message(json.dumps(info))
-        while True:
-            msg = await next_message(deadline)
-            if msg.get("parent_header", {}).get("msg_id") == info["header"]["msg_id"] \
-                    and msg["header"]["msg_type"] == "kernel_info_reply":
-                break
-        result["kernel_ready_s"] = time.perf_counter() - t0
-        # Run All: every request at once, the kernel queues them
-        pending = {}
-        for i, src in enumerate(cells):
-            m = message("execute_request", {"code": src, "silent": False, "store_history": True,
-                                            "user_expressions": {}, "allow_stdin": False,
-                                            "stop_on_error": True}, client_session)
-            pending[m["header"]["msg_id"]] = i
-            await ws.write_message(json.dumps(m))
-        output_bytes = 0
-        while pending:
-            msg = await next_message(deadline)
-            parent = msg.get("parent_header", {}).get("msg_id")
-            kind = msg["header"]["msg_type"]
-            if kind in ("display_data", "execute_result", "stream", "error"):
-                output_bytes += len(json.dumps(msg["content"]))
-            if kind == "execute_reply" and parent in pending:
-                i = pending.pop(parent)
-                now = time.perf_counter() - t0
-                status = msg["content"]["status"]
-                if status != "ok":
-                    c = msg["content"]
-                    result["error"] = (f"cell {i}: {status} {c.get('ename', '')}: "
-                                       f"{str(c.get('evalue', ''))[:200]}")
-                    break
-                result["executed"] += 1
-                result.setdefault("first_cell_s", now)
-                result["last_cell_s"] = now
-        result["output_mib"] = output_bytes / MIB
-    except asyncio.TimeoutError:
-        result["error"] = f"timed out after {timeout:.0f} s ({result['executed']} cells run)"
-    except Exception as e:                                     # noqa: BLE001
-        result["error"] = f"{type(e).__name__}: {e}"
-    finally:
-        if ws is not None:
-            ws.close()
-        try:        # closing the notebook: JupyterLab shuts its kernel down
-            await api.call("DELETE", f"{user}/api/sessions/{session['id']}", token)
-        except Exception as e:                                 # noqa: BLE001
-            result["error"] = result["error"] or f"could not close the session: {e}"
-    return result
-
-
-# --------------------------------------------------------------------------
-# Memory sampler
-# --------------------------------------------------------------------------
-
-class Sampler(threading.Thread):
-    """Every SAMPLE_S: RSS of each learner's server + its children (the
-    kernel), and of the hub + proxy. Peaks are kept per phase."""
-
-    def __init__(self, hub_pid: int):
-        super().__init__(daemon=True)
-        self.hub_pid = hub_pid
-        self.phase = "idle"
-        self.peaks: dict[str, dict[str, float]] = {}     # phase -> learner -> MiB
-        self.hub_peak = 0.0
-        self.cpu: dict[str, float] = {}                  # kernel pid -> CPU seconds
-        self.kernel_owner: dict[int, tuple[str, str]] = {}
-        self.stop_event = threading.Event()
-        self.samples = 0
-
-    @staticmethod
-    def tree_rss(p: psutil.Process) -> tuple[float, list[psutil.Process]]:
-        procs = [p] + p.children(recursive=True)
-        total = 0
-        for q in procs:
-            try:
-                total += q.memory_info().rss
-            except psutil.Error:
-                pass
-        return total / MIB, procs
-
-    def sample(self) -> None:
-        try:
-            hub = psutil.Process(self.hub_pid)
-            children = hub.children()
-        except psutil.Error:
-            return
-        hub_total = hub.memory_info().rss
-        phase = self.peaks.setdefault(self.phase, {})
-        for child in children:
-            try:
-                user = child.environ().get("JUPYTERHUB_USER")
-            except psutil.Error:
-                continue
-            if not user:            # the proxy
-                try:
-                    hub_total += child.memory_info().rss
-                except psutil.Error:
-                    pass
-                continue
-            mib, procs = self.tree_rss(child)
-            phase[user] = max(phase.get(user, 0.0), mib)
-            for q in procs[1:]:
-                try:
-                    t = q.cpu_times()
-                    self.cpu[f"{self.phase}/{user}/{q.pid}"] = t.user + t.system
-                except psutil.Error:
-                    pass
-        self.hub_peak = max(self.hub_peak, hub_total / MIB)
-        self.samples += 1
-
-    def run(self) -> None:
-        while not self.stop_event.wait(SAMPLE_S):
-            self.sample()
-
-    def kernel_cpu_s(self, phase: str) -> dict[str, float]:
-        """Learner -> CPU seconds of their kernel(s) during ``phase``."""
-        out: dict[str, float] = {}
-        for key, secs in self.cpu.items():
-            ph, user, _ = key.split("/")
-            if ph == phase:
-                out[user] = out.get(user, 0.0) + secs
-        return out
-
-
 # --------------------------------------------------------------------------
 # The run
 # --------------------------------------------------------------------------
 
 async def start_servers(api: Api, hub: Hub, names: list[str], tmp: Path) -> dict[str, dict]:
-    await api.call("POST", "/hub/api/users", hub.token, {"usernames": names})
+    # the hub made the users on its allowed list when it started (409: all exist)
+    await api.call("POST", "/hub/api/users", hub.token, {"usernames": names},
+                   ok=(200, 201, 409))
     tokens = {}
     for name in names:
         r = await api.call("POST", f"/hub/api/users/{name}/tokens", hub.token,
@@ -544,8 +384,26 @@ async def start_servers(api: Api, hub: Hub, names: list[str], tmp: Path) -> dict
     link, source = jupyterhub_link(DEFAULT_CHAPTERS[0])
     say(f"JupyterHub link (from {source}):\n  {link}")
     api.home = tmp / "home"
-    pulls = await asyncio.gather(*(launch(api, n, link, origin) for n in names))
+    passwords = accounts.new_passwords(names)
+    pulls = await asyncio.gather(*(launch(api, n, passwords[n], link, origin) for n in names))
     return {n: {"token": tokens[n], "ready_s": ready[n], **p} for n, p in zip(names, pulls)}
+
+
+async def check_refusals(api: Api, learner: str) -> list[dict]:
+    """The hub must refuse a stranger, a stranger who signed up, and a
+    learner's name with a wrong password (scripts/classroom/accounts.py)."""
+    checks = await accounts.refusals(api.http, api.base, learner)
+    for c in checks:
+        say(f"  login as {c['who']} ({c['name']}): "
+            + ("refused" if c["refused"] else "NOT REFUSED")
+            + f", back on {c['landed']} with {c['message']!r}"
+            + (f" (sign-up said {c['signed_up']!r})" if c["signed_up"] else ""))
+    return checks
+
+
+def notebook(stem: str) -> str:
+    """Where nbgitpuller put the chapter, from the learner's home."""
+    return f"{REPO_NAME}/chapters/{stem}.ipynb"
 
 
 async def classroom(args, hub: Hub, tmp: Path) -> dict:
@@ -555,21 +413,24 @@ async def classroom(args, hub: Hub, tmp: Path) -> dict:
     say(f"hub up at {hub.url} (pid {hub.proc.pid}); proxy API on 127.0.0.1:{hub.api_port}")
     sampler = Sampler(hub.proc.pid)
     sampler.start()
-    names = [f"learner{i:02d}" for i in range(1, args.learners + 1)]
+    names = hub.names
     t = time.perf_counter()
     learners = await start_servers(api, hub, names, tmp)
     spawn_s = time.perf_counter() - t
-    say(f"{len(names)} servers started at once and the course pulled into each by its "
-        f"JupyterHub link: {spawn_s:.1f} s (pull: "
+    say(f"{len(names)} servers started at once; each learner signed up, logged in and "
+        f"followed the JupyterHub link, which pulled the course: {spawn_s:.1f} s (pull: "
         f"{max(v['pulled_s'] for v in learners.values()):.1f} s at most)")
+    refusals = await check_refusals(api, names[0])
     await asyncio.sleep(2)
     sampler.sample()
     rounds = []
     for stem in args.chapters:
         sampler.phase = stem
         t0 = time.perf_counter()
+        cells = kc.chapter_cells(ROOT, stem)
         results = await asyncio.gather(*(
-            run_chapter(api, ws_base, n, learners[n]["token"], stem, t0, args.timeout)
+            kc.run_chapter(api, ws_base, n, learners[n]["token"], stem, cells, notebook(stem),
+                           t0, args.timeout)
             for n in names))
         wall = time.perf_counter() - t0
         sampler.sample()
@@ -579,8 +440,14 @@ async def classroom(args, hub: Hub, tmp: Path) -> dict:
             r["kernel_cpu_s"] = cpu.get(r["learner"], 0.0)
         ok = [r for r in results if r["error"] is None]
         say(f"{stem}: {len(names)} learners ran all {results[0]['cells']} cells at once: "
-            f"{len(ok)} succeeded in {wall:.1f} s")
+            f"{len(ok)} succeeded in {wall:.1f} s; kernel websocket reconnections: "
+            f"{sum(len(r['reconnections']) for r in results)}; the client's largest lag "
+            f"behind a kernel: {max(r.get('max_lag_s', 0) for r in results):.1f} s")
         for r in results:
+            for e in r["reconnections"]:
+                say(f"  {r['learner']} RECONNECTED at {e['at']} (t={e['t_s']} s, close code "
+                    f"{e['close_code']}, reason {e['close_reason']!r}, after "
+                    f"{e['after_messages']} messages, lag {e['max_lag_s']} s)")
             if r["error"]:
                 say(f"  {r['learner']} FAILED: {r['error']}")
         rounds.append({"chapter": stem, "wall_s": wall, "learners": results})
@@ -591,8 +458,9 @@ async def classroom(args, hub: Hub, tmp: Path) -> dict:
         for nb in sorted((ROOT / "chapters").glob("[0-9][0-9]_*.ipynb")):
             sampler.phase = f"solo-{nb.stem}"
             t0 = time.perf_counter()
-            r = await run_chapter(api, ws_base, solo, learners[solo]["token"], nb.stem, t0,
-                                  args.timeout)
+            r = await kc.run_chapter(api, ws_base, solo, learners[solo]["token"], nb.stem,
+                                     kc.chapter_cells(ROOT, nb.stem), notebook(nb.stem), t0,
+                                     args.timeout)
             r["wall_s"] = time.perf_counter() - t0
             sampler.sample()
             r["peak_rss_mib"] = sampler.peaks.get(sampler.phase, {}).get(solo, 0.0)
@@ -622,7 +490,11 @@ async def classroom(args, hub: Hub, tmp: Path) -> dict:
             "server_ready_s": {n: learners[n]["ready_s"] for n in names},
             "pull_s": max(v["pulled_s"] for v in learners.values()),
             "idle_server_rss_mib": idle, "hub_and_proxy_peak_rss_mib": sampler.hub_peak,
-            "rounds": rounds, "every_chapter": every, "samples": sampler.samples}
+            "rounds": rounds, "every_chapter": every, "samples": sampler.samples,
+            "refusals": refusals, "server_process_accounts": sampler.accounts,
+            # a learner whose server process changed had their server die and restart
+            "server_restarts": {n: len(p) - 1 for n, p in sampler.server_pids.items()
+                                if len(p) > 1}}
 
 
 def leftovers(run_id: str) -> list[str]:
@@ -638,157 +510,6 @@ def leftovers(run_id: str) -> list[str]:
     return found
 
 
-# --------------------------------------------------------------------------
-# Summary, sizing, files
-# --------------------------------------------------------------------------
-
-def quantile(xs: list[float], q: float) -> float:
-    xs = sorted(xs)
-    return xs[min(len(xs) - 1, max(0, math.ceil(q * len(xs)) - 1))] if xs else float("nan")
-
-
-def round_up(x: float, step: float) -> float:
-    return math.ceil(x / step - 1e-9) * step
-
-
-def sizing(peak_mib: float, cpu_s: float, hub_mib: float, class_size: int = 100) -> dict:
-    """The Zero to JupyterHub settings, from the measured figures.
-
-    - memory guarantee: the worst learner's peak (server + kernel), rounded up
-      to 256 MiB: a class runs the same chapter in the same minute, so every
-      learner is at their peak at once and the nodes must hold all of them;
-    - memory limit: twice the guarantee (room for a learner's own experiments
-      in the exercises), at most Binder's 2 GiB, the budget chapters are held to;
-    - CPU guarantee: the worst kernel's CPU seconds for a chapter spread over
-      one minute (a class's "run all" finishing within about a minute when
-      every learner gets it), rounded up to 0.05; CPU limit 1 (the kernels run
-      PyTorch with one thread, OMP_NUM_THREADS=1);
-    - a class: guarantee x learners, plus the hub and proxy as measured.
-    """
-    guarantee = round_up(peak_mib, 256)
-    limit = min(2 * guarantee, BINDER_LIMIT_MIB)
-    cpu_guarantee = max(0.05, round_up(cpu_s / 60, 0.05))
-    mem_total_gib = (class_size * guarantee + hub_mib) / 1024
-    cores = class_size * cpu_guarantee
-    return {"memory_guarantee_mib": guarantee, "memory_limit_mib": limit,
-            "cpu_guarantee": round(cpu_guarantee, 2), "cpu_limit": 1,
-            "class_size": class_size, "class_memory_gib": round(mem_total_gib, 1),
-            "class_cores": round(cores, 1),
-            # example: nodes of 8 vCPU / 32 GiB, ~2 GiB and ~0.5 vCPU kept by the system
-            "nodes_8cpu_32gib": max(math.ceil(mem_total_gib / 30), math.ceil(cores / 7.5))}
-
-
-def summarise(run: dict, learners: int) -> dict:
-    per_learner_peak: dict[str, float] = {}
-    succeeded = set(f"learner{i:02d}" for i in range(1, learners + 1))
-    for rnd in run["rounds"]:
-        for r in rnd["learners"]:
-            per_learner_peak[r["learner"]] = max(per_learner_peak.get(r["learner"], 0.0),
-                                                 r["peak_rss_mib"])
-            if r["error"] is not None or r["executed"] != r["cells"]:
-                succeeded.discard(r["learner"])
-    peaks = list(per_learner_peak.values())
-    rounds = []
-    for rnd in run["rounds"]:
-        rs = rnd["learners"]
-        good = [r for r in rs if r["error"] is None]
-        col = lambda k: [r[k] for r in good if k in r]  # noqa: E731
-        rounds.append({
-            "chapter": rnd["chapter"], "cells": rs[0]["cells"], "wall_s": round(rnd["wall_s"], 1),
-            "succeeded": len(good), "failed": len(rs) - len(good),
-            "kernel_ready_s_median": round(quantile(col("kernel_ready_s"), 0.5), 1),
-            "first_cell_s_median": round(quantile(col("first_cell_s"), 0.5), 1),
-            "first_cell_s_max": round(max(col("first_cell_s"), default=float("nan")), 1),
-            "last_cell_s_median": round(quantile(col("last_cell_s"), 0.5), 1),
-            "last_cell_s_max": round(max(col("last_cell_s"), default=float("nan")), 1),
-            "peak_rss_mib_median": round(quantile([r["peak_rss_mib"] for r in rs], 0.5)),
-            "peak_rss_mib_max": round(max(r["peak_rss_mib"] for r in rs)),
-            "kernel_cpu_s_max": round(max(r["kernel_cpu_s"] for r in rs), 1),
-        })
-    idle = list(run["idle_server_rss_mib"].values())
-    every = [{"chapter": r["chapter"], "wall_s": round(r["wall_s"], 1),
-              "peak_rss_mib": round(r["peak_rss_mib"]), "kernel_cpu_s": round(r["kernel_cpu_s"], 1),
-              "ok": r["error"] is None, "fits_binder": r["peak_rss_mib"] <= BINDER_LIMIT_MIB}
-             for r in run["every_chapter"]]
-    peak = max(peaks) if peaks else 0.0
-    # the settings cover the worst chapter, whether run by the class or alone
-    worst_cpu = max([r["kernel_cpu_s_max"] for r in rounds] + [r["kernel_cpu_s"] for r in every])
-    worst_mib = max([peak] + [r["peak_rss_mib"] for r in every])
-    return {
-        "learners": learners, "succeeded": len(succeeded),
-        "peak_rss_mib_per_learner": round(peak),
-        "median_peak_rss_mib_per_learner": round(quantile(peaks, 0.5)),
-        "idle_server_rss_mib_median": round(quantile(idle, 0.5)) if idle else None,
-        "hub_and_proxy_peak_rss_mib": round(run["hub_and_proxy_peak_rss_mib"]),
-        "servers_ready_s": round(run["spawn_s"], 1), "servers_stopped_s": round(run["stop_s"], 1),
-        "nbgitpuller_s_max": round(run["pull_s"], 1),
-        "rounds": rounds, "every_chapter": every,
-        "sizing": sizing(worst_mib, worst_cpu, run["hub_and_proxy_peak_rss_mib"]),
-    }
-
-
-def markdown(s: dict) -> str:
-    z = s["sizing"]
-    lines = [
-        f"Measured on {s['date']} by `scripts/classroom_check.py` ({s['machine']}): "
-        f"JupyterHub {s['versions']['jupyterhub']}, configurable-http-proxy "
-        f"{s['versions']['configurable-http-proxy']}, JupyterLab "
-        f"{s['versions']['jupyterlab']}, {s['learners']} learners on one machine "
-        f"(its load average {s['load_average'][0]} before the run, "
-        f"{s['load_average'][1]} after: other work shared its cores).",
-        "",
-        f"- {s['learners']} servers started at once, and each learner followed the chapter's "
-        f"JupyterHub (nbgitpuller) link, which cloned the course into their home: "
-        f"{s['servers_ready_s']} s in all (the slowest clone {s['nbgitpuller_s_max']} s); "
-        f"an idle server (no kernel) holds {s['idle_server_rss_mib_median']} MiB; "
-        f"the hub and proxy together at most {s['hub_and_proxy_peak_rss_mib']} MiB.",
-        f"- **{s['succeeded']} of {s['learners']}** learners ran every chapter without an error; "
-        f"peak memory of one learner (server + kernel): **{s['peak_rss_mib_per_learner']} MiB** "
-        f"(median learner {s['median_peak_rss_mib_per_learner']} MiB).",
-        "",
-        "| chapter (all learners at once) | cells | ok | kernel ready (median s) "
-        "| first cell (median / max s) | last cell (median / max s) "
-        "| peak MiB per learner (median / max) | kernel CPU s (max) |",
-        "|---|---|---|---|---|---|---|---|",
-    ]
-    for r in s["rounds"]:
-        lines.append(
-            f"| {r['chapter']} | {r['cells']} | {r['succeeded']}/{r['succeeded'] + r['failed']} "
-            f"| {r['kernel_ready_s_median']} "
-            f"| {r['first_cell_s_median']} / {r['first_cell_s_max']} "
-            f"| {r['last_cell_s_median']} / {r['last_cell_s_max']} "
-            f"| {r['peak_rss_mib_median']} / {r['peak_rss_mib_max']} | {r['kernel_cpu_s_max']} |")
-    if s["every_chapter"]:
-        lines += ["", "One learner, every chapter in turn (server + kernel, the whole "
-                  "memory of a Binder session):", "",
-                  "| chapter | seconds | peak MiB | kernel CPU s | under Binder's 2 GB "
-                  "| under 1 GiB |",
-                  "|---|---|---|---|---|---|"]
-        yes = lambda ok: "yes" if ok else "**no**"  # noqa: E731
-        for r in s["every_chapter"]:
-            lines.append(f"| {r['chapter']} | {r['wall_s']} | {r['peak_rss_mib']} "
-                         f"| {r['kernel_cpu_s']} | {yes(r['fits_binder'])} "
-                         f"| {yes(r['peak_rss_mib'] <= 1024)} |")
-    lines += [
-        "", "Zero to JupyterHub settings derived from these figures "
-        "(the rules are in `sizing()` of the script):", "",
-        "```yaml", "singleuser:",
-        "  memory:",
-        f"    guarantee: {z['memory_guarantee_mib']}M   # the worst learner's peak, rounded up",
-        f"    limit: {z['memory_limit_mib']}M       # twice that, at most Binder's 2 GB",
-        "  cpu:",
-        f"    guarantee: {z['cpu_guarantee']}       # worst chapter's kernel CPU seconds / 60 s",
-        f"    limit: {z['cpu_limit']}",
-        "  extraEnv:",
-        '    OMP_NUM_THREADS: "1"   # as measured: one PyTorch thread per kernel',
-        "```", "",
-        f"A class of {z['class_size']}: {z['class_size']} x {z['memory_guarantee_mib']} MiB "
-        f"+ the hub = **{z['class_memory_gib']} GiB** of memory and **{z['class_cores']} cores** "
-        f"guaranteed, e.g. **{z['nodes_8cpu_32gib']} nodes of 8 vCPU / 32 GiB**.",
-    ]
-    return "\n".join(lines) + "\n"
-
-
 def versions() -> dict:
     import importlib.metadata as md
 
@@ -796,22 +517,6 @@ def versions() -> dict:
                      .read_text())["version"]
     return {"jupyterhub": md.version("jupyterhub"), "jupyterlab": md.version("jupyterlab"),
             "configurable-http-proxy": chp, "torch": md.version("torch")}
-
-
-def binder_markdown(out: dict) -> str:
-    index = ("torch came from download.pytorch.org" if out["fresh"]["torch_from_pytorch_index"]
-             else "download.pytorch.org could not be reached from that machine, so "
-                  "check_binder.py installed the same torch CPU wheel from a local copy; "
-                  "everything else came from PyPI")
-    return (f"Measured on {out['date']} by `scripts/classroom_check.py --binder` "
-            f"({out['machine']}), which runs `scripts/check_binder.py` twice: the Binder "
-            f"environment (binder/requirements.txt and the course's package) takes "
-            f"**{out['venv_mib']} MiB** installed, {out['torch_mib']} MiB of it PyTorch's CPU "
-            f"build. Creating it and opening chapter 1 took {out['fresh']['total_s']} s "
-            f"({out['fresh']['environment_s']:.0f} s of installing; {index}). With the "
-            f"environment already built, as a Binder image is, starting JupyterLab, opening "
-            f"chapter 1 and running its first cells took "
-            f"**{out['reuse']['open_chapter_1_s']} s**.\n")
 
 
 def binder_check(write: bool) -> int:
@@ -884,9 +589,13 @@ def main() -> int:
     load_before = os.getloadavg()[0]
     run_id = uuid.uuid4().hex
     tmp = Path(tempfile.mkdtemp(prefix="classroom-check-"))
-    hub = Hub(tmp, run_id)
+    names = [f"learner{i:02d}" for i in range(1, args.learners + 1)]
+    hub = Hub(tmp, run_id, names)
     started = time.perf_counter()
     run, error = None, None
+    load = evidence.LoadLog()
+    load.start()
+    dmesg_before = evidence.kernel_log()
     try:
         hub.start()
         run = asyncio.run(classroom(args, hub, tmp))
@@ -904,13 +613,21 @@ def main() -> int:
                 pass
         busy = [p for p in (hub.port, hub.hub_port, hub.api_port) if not port_is_free(p)]
         log = hub.log_tail(4000)
+        events = evidence.websocket_events(hub.log.read_text(errors="replace")
+                                           if hub.log.exists() else "")
         if hub.log.exists():      # kept for reading: _build/ is a build folder
             LOG_COPY.parent.mkdir(parents=True, exist_ok=True)
             shutil.copy(hub.log, LOG_COPY)
+        accounts_left = accounts.remove_accounts(names)
         shutil.rmtree(tmp, ignore_errors=True)
+        load.stop()
     total = time.perf_counter() - started
     say(f"stopped: hub, proxy and servers; leftover processes: {len(left)}; "
-        f"ports still bound: {busy or 'none'}; {tmp} removed: {not tmp.exists()}")
+        f"ports still bound: {busy or 'none'}; system accounts left: "
+        f"{accounts_left or 'none'}; {tmp} removed: {not tmp.exists()}")
+    for e in events:
+        if e["event"] in ("ping_timeout", "restored", "stale_replaced"):
+            say(f"  hub log: {e['line']}")
     if error:
         say(f"FAILED: {error}\n--- hub log (tail; all of it in {LOG_COPY}) ---\n{log}")
     if run is None:
@@ -923,7 +640,18 @@ def main() -> int:
               "versions": versions(), "chapters": args.chapters,
               # the machine may be shared: its load (1-minute average) before and after
               "load_average": [round(load_before, 1), round(os.getloadavg()[0], 1)],
-              "leftover_processes": left, "ports_still_bound": busy})
+              "load": load.summary(),
+              "websocket_events": evidence.count(events),
+              # processes the kernel killed for want of memory during the run
+              "out_of_memory": evidence.out_of_memory(dmesg_before, evidence.kernel_log()),
+              "leftover_processes": left, "ports_still_bound": busy,
+              "leftover_accounts": accounts_left})
+    # the evidence of each reconnection: the servers' log lines and the load around it
+    for e in s["reconnections"]:
+        e["hub_log_around"] = [x["line"] for x in events if x["at"] and abs(
+            dt.datetime.fromisoformat(x["at"]).timestamp()
+            - dt.datetime.fromisoformat(e["at"]).timestamp()) <= 5][:20]
+        e["load_around"] = load.around(e["at"], 10)
     say(markdown(s))
     say(f"whole run: {total:.0f} s")
     if args.write:
@@ -931,9 +659,15 @@ def main() -> int:
         (RESULTS / "classroom_cpu.json").write_text(json.dumps(s, indent=1) + "\n")
         (RESULTS / "classroom_cpu.md").write_text(markdown(s))
         say(f"wrote {RESULTS / 'classroom_cpu.json'} and classroom_cpu.md")
+        with open(RESULTS / "classroom_runs.jsonl", "a") as f:   # one line a run
+            f.write(json.dumps(run_record(s)) + "\n")
+    refused = sum(r["refused"] for r in s["refusals"])
     ok = (s["succeeded"] == args.learners and not left and not busy and not tmp.exists()
+          and not accounts_left and refused == len(s["refusals"]) == 3
           and all(r["ok"] for r in s["every_chapter"]))
     say(f"learners={s['learners']} succeeded={s['succeeded']} "
+        f"reconnections={len(s['reconnections'])} "
+        f"refused={refused}/{len(s['refusals'])} "
         f"peak_rss_mib_per_learner={s['peak_rss_mib_per_learner']}")
     return 0 if ok else 1
 
