@@ -16,9 +16,12 @@ heads redrawn in the page.
 - seconds from pressing Train to >= 90 % held-out accuracy for h = 4,
   d_k = 16 (the accuracy is read every 20 steps, so this is the first
   read-out at or above 90 %), median of ``--runs`` fresh models;
-- one full read-out (evaluate: accuracy, statistics, roles; circuits:
-  composition, previous-token band, prefix, copying) at h = 16, d_k = 16:
-  the worker's time for the graphs, and the round trip from the page;
+- one full read-out at h = 16, d_k = 16, the worker's time for the
+  circuits graph: composition, previous-token band, prefix, copying, and
+  every head's role on the first ``probe_n`` (24) held-out sequences; and
+  apart from it, the held-out accuracy read-out (the evaluate graph on all
+  1,024 held-out sequences: accuracy per part, statistics, roles, the
+  curves' and the role timeline's numbers), and the round trip of both;
 - keystroke to repaint while a model trains: from the input event in the
   sentence box to the animation frame after the heads are redrawn;
 - the bytes the page loads to train one configuration (the page's and the
@@ -40,6 +43,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "tests"))
+from mhacourse.circuits.core import PROBE_N  # noqa: E402
 from site_browser import CHROMIUM, CHROMIUM_ARGS, serve  # noqa: E402
 
 PAGE = "chapters/explorer.html"
@@ -171,8 +175,12 @@ def main() -> int:
           + "".join(f"| steps/s {k} | {v} |\n" for k, v in rates.items())
           + f"| Train -> 90 % held-out, h4 d_k 16 (median of {args.runs}) | "
             f"{result['h4_dk16']['median_s_to_90']} s |\n"
-          f"| one full read-out, h16 d_k16 (median, worker / round trip) | "
-          f"{result['read_out_h16_dk16']['worker_ms_median']} / "
+          f"| one full read-out (circuits, composition, roles on {PROBE_N} held-out "
+          f"sequences), h16 d_k16, median in the worker | "
+          f"{result['read_out_h16_dk16']['circuits_ms_median']} ms |\n"
+          f"| held-out accuracy read-out (1,024 sequences), h16 d_k16, median | "
+          f"{result['read_out_h16_dk16']['evaluate_ms_median']} ms |\n"
+          f"| both, round trip from the page (median) | "
           f"{result['read_out_h16_dk16']['round_trip_ms_median']} ms |\n"
           f"| keystroke -> repaint while training (median, n = "
           f"{result['repaint_while_training_ms']['n']}) | "

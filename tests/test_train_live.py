@@ -18,6 +18,7 @@ from mhacourse.tiny_model import step as st
 from site_browser import PAGE, ROOT, SITE, live_page  # noqa: F401 (live_page: the shared fixture)
 
 TRAIN = ROOT / "_generated" / "explorer-data" / "train"
+ROLE_TEXTS = {"previous token", "induction", "duplicate token", "self", "first token", "mixed"}
 
 
 @pytest.fixture(scope="module")
@@ -616,8 +617,9 @@ def test_a_knob_changed_mid_run_gets_one_line_and_the_run_goes_on(page):
 
 def test_circuits_equal_the_package(page):
     """The page's circuit read-outs (composition Q/K/V and their random
-    baseline, previous-token band, copying, prefix) for the model it
-    trained are the package's circuits_core on the same weights, to 1e-5."""
+    baseline, previous-token band, copying, prefix, and the quick roles on
+    the probe) for the model it trained are the package's circuits_core on
+    the same weights, to 1e-5; the per-head table shows the quick roles."""
     p, _ = page
     if not (TRAIN / "circuits.onnx").exists():
         pytest.skip("this build has no circuits graph yet")
@@ -632,10 +634,14 @@ def test_circuits_equal_the_package(page):
     with torch.no_grad():
         want = circuits_core(params, torch.zeros(c["h"]), st.noise_pool().half().float())
     for name, w in zip(READOUTS, want, strict=True):
-        np.testing.assert_allclose(r[name], w.numpy().ravel(), atol=1e-5, rtol=0, err_msg=name)
+        np.testing.assert_allclose(np.asarray(r[name], float), w.numpy().astype(float).ravel(),
+                                   atol=1e-5, rtol=0, err_msg=name)  # roles: equal
     box = panel(p, 0).locator(".mha-train-circuits")
     assert "K-composition" in box.inner_text()
     assert "random baseline" in box.locator("canvas").first.get_attribute("aria-label")
+    assert "rows: L1 heads" in box.inner_text() and "cols: L2 heads" in box.inner_text()
+    cells = box.locator("table tbody tr td:last-child").all_text_contents()  # in <details>
+    assert len(cells) == 2 * c["h"] and all(t in ROLE_TEXTS for t in cells), cells
 
 
 @pytest.mark.parametrize("knob", ["one layer", "no warm-up", "identical start"])

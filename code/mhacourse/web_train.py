@@ -74,6 +74,7 @@ from . import tasks
 from ._validate import InputError, check_bool, check_path, check_positive_int, check_seed, describe
 from .catalogue import BUDGET_D_MODEL, SEED, steps_for
 from .circuits import READOUTS, circuits_core
+from .circuits.core import PROBE_N
 from .tiny_model import step as st
 from .tiny_model.model import TinyConfig
 from .tiny_model.training import DATA_SEED_OFFSET, HELDOUT_N, heldout
@@ -441,7 +442,7 @@ def manifest_entry(graphs: dict, folder: Path) -> dict:
         "params": [{"name": k, "input": k.replace(".", "_"), "dims": dims}
                    for k, dims in param_dims().items()],
         "n_layers": cfg.n_layers, "vocab_size": cfg.vocab_size,
-        "batch": [cfg.batch, cfg.max_len], "heldout_n": HELDOUT_N,
+        "batch": [cfg.batch, cfg.max_len], "heldout_n": HELDOUT_N, "probe_n": PROBE_N,
         "limits": {**{k: v for k, v in limits().items() if k != "budget"},
                    "max_steps": MAX_STEPS, "messages": SIZE_MESSAGES},
         "steps_for": {str(d): steps_for(d) for d in range(1, D_MODEL_MAX + 1)},

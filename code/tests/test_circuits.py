@@ -12,6 +12,7 @@ from mhacourse import tiny_model as tm
 from mhacourse.circuits import core
 from mhacourse.circuits.planted import planted_induction_model
 from mhacourse.tiny_model import step as st
+from mhacourse.tiny_model.analysis import STATISTICS
 
 TOL = 1e-6
 
@@ -262,6 +263,52 @@ def test_core_equals_the_readable_functions(model, which):
             assert abs(r["prev_band"][layer, i] - band) < TOL
             assert abs(r["copying"][layer, i] - C.copying_proxy(m, layer, i)) < TOL
     assert (r["prefix"] - C.prefix_matching_scores(m)).abs().max() < TOL
+    x, y, kind = tm.heldout()
+    probe = (x[:core.PROBE_N], y[:core.PROBE_N], kind[:core.PROBE_N])
+    scores = tm.head_scores(m.double(), probe)
+    m.float()
+    table = torch.tensor([[[s[k] for k in STATISTICS] for s in layer] for layer in scores],
+                         dtype=torch.float64)
+    assert (r["probe_stats"] - table).abs().max() < TOL
+    names = [[STATISTICS[i] if ok else "mixed" for i, ok in zip(ri, ni)]
+             for ri, ni in zip(r["probe_role"].tolist(), r["probe_named"].tolist())]
+    assert names == tm.head_roles(scores)
+
+
+def test_patterns_are_the_forward_passs(model):
+    """patterns_core skips the last feed-forward layer and the unembedding,
+    and still gives forward_core's attention exactly."""
+    ids = tm.heldout()[0][:6]
+    with torch.no_grad():
+        _, want = tm.TinyTransformer.forward(model, ids, return_attention=True)
+        got = core.patterns_core(ids, model.weights(), model.cfg.h)
+    for A, B in zip(got, want, strict=True):
+        assert torch.equal(A, B)
+
+
+def test_probe_roles_agree_with_the_heldout_roles():
+    """The quick read-out names every head of the committed trained models
+    as the 1,024 held-out sequences do, from its first 24 (PROBE_N), and
+    its statistics are within 0.07 of theirs (0.065 at most, measured)."""
+    from pathlib import Path
+    root = Path(__file__).resolve().parents[2] / "assets"
+    files = sorted((root / "models").glob("h*_dk*[0-9].safetensors"))
+    files += [root / "runs" / f"{n}.safetensors" for n in ("main", "seed1", "seed2")]
+    assert len(files) >= 14, files
+    heads = 0
+    for f in files:
+        m = tm.load(f)
+        full = tm.head_scores(m)
+        r = C.read_circuits(m)
+        assert r["probe_named"].shape == (2, m.cfg.h)
+        quick = [[STATISTICS[i] if ok else "mixed" for i, ok in zip(ri, ni)]
+                 for ri, ni in zip(r["probe_role"].tolist(), r["probe_named"].tolist())]
+        assert quick == tm.head_roles(full), f.name
+        table = torch.tensor([[[s[k] for k in STATISTICS] for s in layer]
+                              for layer in full], dtype=torch.float64)
+        assert (r["probe_stats"] - table).abs().max() < 0.07, f.name
+        heads += 2 * m.cfg.h
+    assert heads >= 140  # 11 trained sizes and 3 recorded runs
 
 
 def test_core_in_float32_as_the_page_runs_it(model):
@@ -269,6 +316,9 @@ def test_core_in_float32_as_the_page_runs_it(model):
     out = core.circuits_core(params, torch.zeros(model.cfg.h), st.noise_pool())
     ref = C.read_circuits(model)
     for name, got in zip(C.READOUTS, out):
+        if name in ("probe_role", "probe_named"):  # an index and a flag
+            assert torch.equal(got, ref[name]), name
+            continue
         assert got.dtype == torch.float32 and torch.isfinite(got).all()
         assert (got.double() - ref[name]).abs().max() < 1e-4, name
 

@@ -7,7 +7,10 @@
 // the held-out accuracy (overall, previous, lookup), every head's task
 // statistics and its role (the package's head_roles); graph inputs the
 // build may add (`head_mask`: some heads switched off; `layer_on`) are fed
-// when the graph has them. Requests are answered in the order they came.
+// when the graph has them. The `circuits` graph, once per copy of the
+// weights, gives the circuit read-outs and the quick roles (on the first
+// probe_n held-out sequences): the "full read-out" the benchmark times.
+// Requests are answered in the order they came.
 //
 // The messages: trainer-client.js (Reader), the page's side, lists them.
 import { loadOrt, graph, words, ids64, weightFeeds, only, report } from "./worker-common.js";
@@ -62,7 +65,7 @@ async function read(msg) {
     const c = await circuits.run(only(circuits, cf));
     out.msCircuits = performance.now() - t1;
     out.circuits = {};
-    for (const k of circuits.outputNames) { out.circuits[k] = Array.from(c[k].data); }
+    for (const k of circuits.outputNames) { out.circuits[k] = Array.from(c[k].data, Number); } // int64, bool too
   }
   out.ms = performance.now() - t0;
   return out;

@@ -302,14 +302,19 @@
       cv.setAttribute("aria-label", m[1] + " of layer-1 head i (rows) into layer-2 head j (columns), " + h + " × " + h +
         ": largest L1H" + (Math.floor(best / h) + 1) + " → L2H" + (best % h + 1) + " = " + M[best].toFixed(3) +
         ", " + ratio.toFixed(1) + " × the random baseline " + base.toFixed(3) + ".");
-      maps.appendChild(el("figure", { class: "mha-train-comp" }, [cv, el("figcaption", {
+      var axes = el("div", { class: "mha-train-comp-axes" }, [
+        el("span", { class: "mha-train-comp-y", text: "rows: L1 heads" }), cv]);
+      maps.appendChild(el("figure", { class: "mha-train-comp" }, [
+        el("span", { class: "mha-train-comp-x", text: "cols: L2 heads" }), axes, el("figcaption", {
         text: m[1] + " (baseline " + base.toFixed(3) + "; top L1H" + (Math.floor(best / h) + 1) + "→L2H" + (best % h + 1) +
           " " + M[best].toFixed(2) + ")" })]));
     });
     box.appendChild(maps);
     var table = el("table", { class: "mha-train-roletable" }, [
-      el("caption", { text: "Per head: previous-token band (positional QK at offset −1), prefix matching, copying" }),
-      el("thead", {}, [el("tr", {}, ["Head", "prev band", "prefix", "copying"].map(function (t) {
+      el("caption", { text: "Per head: previous-token band (positional QK at offset −1), prefix matching, copying, " +
+        "and the role on the first " + r.probeN + " held-out sequences (the quick read-out; " +
+        "the timeline's roles use all of them)" }),
+      el("thead", {}, [el("tr", {}, ["Head", "prev band", "prefix", "copying", "role"].map(function (t) {
         return el("th", { scope: "col", text: t }); }))])]);
     var body = el("tbody");
     for (var l = 0; l < r.layers; l++) {
@@ -317,7 +322,8 @@
         var k = l * h + i;
         body.appendChild(el("tr", {}, [el("th", { scope: "row", text: "L" + (l + 1) + "H" + (i + 1) }),
           el("td", { text: c.prev_band[k].toFixed(2) }), el("td", { text: c.prefix[k].toFixed(2) }),
-          el("td", { text: c.copying[k].toFixed(2) })]));
+          el("td", { text: c.copying[k].toFixed(2) }),
+          el("td", { text: ROLE_NAMES[r.quickRoles[l][i]] })]));
       }
     }
     table.appendChild(body);

@@ -95,7 +95,12 @@
       D.curves(P);
       D.phase(P, PHASE_MARGIN);
       D.timeline(P);
-      if (last.circuits) { D.circuits(P, last); }
+      if (last.circuits) { // the quick read-out's roles, on the first probe_n held-out sequences
+        var c = last.circuits;
+        last.quickRoles = rolesOf({ role: c.probe_role, named: c.probe_named, layers: last.layers, h: last.h });
+        last.probeN = MAN.train.probe_n;
+        D.circuits(P, last);
+      }
     };
 
     // Each head's role in a read-out: the name of its largest statistic if

@@ -26,14 +26,22 @@ from __future__ import annotations
 import torch
 
 from .. import tasks
-from ..block import layer_norm_core
+from ..attention import scores_core, softmax_core
+from ..block import block_core, layer_norm_core
+from ..heads import split_heads_core
+from ..masks import as_additive, causal_core
+from ..multihead import project
 from ..tiny_model import step as st
-from ..tiny_model.model import TinyWeights, forward_core
+from ..tiny_model.analysis import HELDOUT_N, HELDOUT_SEED, roles_core, statistics_core
+from ..tiny_model.model import ACTIVATION, PRE_LN, TinyWeights
 
 KINDS = ("q", "k", "v")  # Q-, K- and V-composition, the order of comp_baseline
 BASELINE_HEADS = 8  # random heads per layer for the baseline: 8 x 8 pairs
 REPEAT_N = 8  # repeated random sequences for the prefix-matching score
 REPEAT_SEED = 31  # their generator's seed
+PROBE_N = 24  # held-out sequences the quick role read-out averages over: the
+#     first 24 of tiny_model.heldout() (its roles agree with the 1,024's on
+#     every head of the committed models; chapter 11 and the tests check)
 
 
 def fold_ln_core(W: torch.Tensor, gamma: torch.Tensor) -> torch.Tensor:
@@ -89,8 +97,11 @@ def composition_core(W_V1, W_O1, R2, S2) -> torch.Tensor:
     G_V = gram(W_V1)  # (h1, k, k)
     G_O = W_O1 @ W_O1.transpose(-1, -2)  # (h1, k, k): W_O^i W_O^iᵀ
     G_R, G_S = gram(R2), gram(S2)  # (h2, k, k)
-    X = torch.einsum("iad,jdb->ijab", W_O1, R2)  # (h1, h2, k, k): W_O^i R_j
-    GX = torch.einsum("iac,ijcb->ijab", G_V, X)  # (h1, h2, k, k)
+    h1, k, d = W_O1.shape
+    h2 = R2.shape[0]
+    X = W_O1.reshape(h1 * k, d) @ R2.permute(1, 0, 2).reshape(d, h2 * k)  # (h1 k, h2 k)
+    X = X.reshape(h1, k, h2, k).permute(0, 2, 1, 3)  # (h1, h2, k, k): W_O^i R_j
+    GX = G_V[:, None] @ X  # (h1, h2, k, k): G_V^i W_O^i R_j
     num = (X * (GX @ G_S[None])).sum((-1, -2))  # (h1, h2): tr(Xᵀ G_V X G_S)
     ov = (G_V * G_O).sum((-1, -2))  # (h1,): tr(G_V G_O), both symmetric
     m = (G_R * G_S).sum((-1, -2))  # (h2,)
@@ -188,9 +199,11 @@ def copying_proxy_core(w: TinyWeights, layer: int, h) -> torch.Tensor:
     """
     _, _, W_V, W_O = head_factors_core(w, layer, h)
     W_U = fold_ln_core(w.W_U, w.gamma_f)  # (d_model, V): the final LayerNorm
-    A = w.W_E @ W_V  # (h, V, d_k)
-    B = W_O @ W_U  # (h, d_k, V)
-    d_k = A.shape[-1]
+    n, d_model, d_k = W_V.shape
+    V = w.W_E.shape[0]
+    A = w.W_E @ W_V.permute(1, 0, 2).reshape(d_model, n * d_k)  # (V, h d_k): one product
+    A = A.reshape(V, n, d_k).permute(1, 0, 2)  # (h, V, d_k): W_E W_V^i
+    B = (W_O.reshape(n * d_k, d_model) @ W_U).reshape(n, d_k, V)  # (h, d_k, V): W_O^i W_U
     trace = torch.einsum("hkv,hvk->h", B, A)  # (h,)
     norm2 = (gram(A) * (B @ B.transpose(-1, -2))).sum((-1, -2))  # (h,)
     return trace / (d_k**0.5 * norm2.sqrt())
@@ -214,14 +227,36 @@ def repeated_tokens_core(n: int = REPEAT_N, L: int = tasks.TaskConfig.L,
 REPEATED = repeated_tokens_core()
 
 
-def prefix_core(w: TinyWeights, h, ids: torch.Tensor) -> torch.Tensor:
-    """Prefix-matching score (Olsson et al. 2022) of every head: on
-    sequences whose second half repeats the first (:func:`repeated_tokens_core`),
-    the mean attention from each token ``t`` of the second copy to the token
-    after its earlier occurrence, ``t - L/2 + 1``.
-    Shapes: ``ids`` (N, L) -> (n_layers, h)."""
-    _, attention = forward_core(ids, w, h)  # n_layers x (N, h, L, L)
+def patterns_core(ids: torch.Tensor, w: TinyWeights, h) -> list[torch.Tensor]:
+    """Every layer's attention pattern on ``ids``, as
+    :func:`~mhacourse.tiny_model.model.forward_core` computes it, without
+    what no pattern reads: the last block's values, output projection and
+    feed-forward layer, the final LayerNorm and the unembedding (over a
+    third of the work at two layers). The last block's weights are
+    :func:`~mhacourse.attention.attention_core`'s, step by step. No head
+    mask, every layer on.
+    Shapes: ``ids`` (N, L) -> one (N, h, L, L) per layer."""
     L = ids.shape[1]
+    x = w.W_E[ids] + w.W_pos[:L]  # (N, L, d_model)
+    mask = causal_core(L, L, device=ids.device)  # (L, L), True = blocked
+    attention = []
+    for b in w.blocks[:-1]:
+        x, A = block_core(x, b, h, mask, PRE_LN, ACTIVATION)  # (N, L, d), (N, h, L, L)
+        attention.append(A)
+    b = w.blocks[-1]
+    t = layer_norm_core(x, b.gamma_1, b.beta_1)  # (N, L, d_model): what it reads
+    Q = split_heads_core(project(t, b.attn.W_Q, b.attn.b_Q), h)  # (N, h, L, d_k)
+    K = split_heads_core(project(t, b.attn.W_K, b.attn.b_K), h)  # (N, h, L, d_k)
+    scores = scores_core(Q, K) + as_additive(mask, Q.dtype)  # (N, h, L, L)
+    return attention + [softmax_core(scores)]
+
+
+def prefix_of_core(attention: list[torch.Tensor]) -> torch.Tensor:
+    """The prefix-matching score of every head from its attention on
+    repeated sequences (:func:`repeated_tokens_core`): the mean weight from
+    each token ``t`` of the second copy to ``t - L/2 + 1``.
+    Shapes: one (N, h, L, L) per layer -> (n_layers, h)."""
+    L = attention[0].shape[-1]
     half = L // 2
     t = torch.arange(L)[:, None]  # (L, 1) queries
     s = torch.arange(L)[None, :]  # (1, L) keys
@@ -230,7 +265,27 @@ def prefix_core(w: TinyWeights, h, ids: torch.Tensor) -> torch.Tensor:
                         for A in attention])  # (n_layers, h)
 
 
-def circuits_core(params, heads, noise, ids=None):
+def prefix_core(w: TinyWeights, h, ids: torch.Tensor) -> torch.Tensor:
+    """Prefix-matching score (Olsson et al. 2022) of every head: on
+    sequences whose second half repeats the first (:func:`repeated_tokens_core`),
+    the mean attention from each token ``t`` of the second copy to the token
+    after its earlier occurrence, ``t - L/2 + 1``.
+    Shapes: ``ids`` (N, L) -> (n_layers, h)."""
+    return prefix_of_core(patterns_core(ids, w, h))
+
+
+def probe_core(n: int = PROBE_N) -> torch.Tensor:
+    """The first ``n`` held-out sequences (:func:`~mhacourse.tiny_model.heldout`),
+    drawn here without checks. Shapes: -> (n, L) int64."""
+    x, _, _ = tasks.sample(HELDOUT_N, seed=HELDOUT_SEED)  # (1024, L): the held-out set
+    return x[:n]  # (n, L)
+
+
+#: The probe: a constant of the traced graph, as :data:`REPEATED` is.
+PROBE = probe_core()
+
+
+def circuits_core(params, heads, noise, ids=None, probe=None):
     """Every circuit read-out of a two-layer tiny model, cheaply, for the page.
 
     ``params``: tensors in :func:`~mhacourse.tiny_model.step.param_names`
@@ -238,21 +293,30 @@ def circuits_core(params, heads, noise, ids=None):
     :func:`~mhacourse.tiny_model.step.forward_with`); ``noise`` (P,): the
     normals of :func:`~mhacourse.tiny_model.step.noise_pool` (the random
     baseline); ``ids`` (N, L) repeated sequences (default
-    :data:`REPEATED`, a constant of the traced graph).
+    :data:`REPEATED`) and ``probe`` (M, L) task sequences (default
+    :data:`PROBE`, the first 24 held-out ones), constants of the traced
+    graph. One pass of the model (:func:`patterns_core`) reads both.
 
     Returns ``(comp_q, comp_k, comp_v, comp_baseline, prev_band, copying,
-    prefix)``: the Q/K/V-composition of layer-1 head i with layer-2 head j
-    (h, h) [i, j] (:func:`qkv_composition_core`); their means over 8 x 8
-    pairs of random Gaussian heads of the same shapes (3,); each head's
-    positional band at offset -1 (:func:`positional_scores_core`,
-    :func:`band_core`), its copying proxy (:func:`copying_proxy_core`) and
-    its prefix-matching score (:func:`prefix_core`), each (n_layers, h).
+    prefix, probe_stats, probe_role, probe_named)``: the Q/K/V-composition
+    of layer-1 head i with layer-2 head j (h, h) [i, j]
+    (:func:`qkv_composition_core`); their means over 8 x 8 pairs of random
+    Gaussian heads of the same shapes (3,); each head's positional band at
+    offset -1 (:func:`positional_scores_core`, :func:`band_core`), its
+    copying proxy (:func:`copying_proxy_core`) and its prefix-matching
+    score (:func:`prefix_of_core`), each (n_layers, h); and on the probe,
+    each head's task statistics (n_layers, h, 5) and role, index and
+    whether named (n_layers, h), as
+    :func:`~mhacourse.tiny_model.head_scores` and
+    :func:`~mhacourse.tiny_model.head_roles` give them on those sequences.
     LayerNorms folded as the module docstring says.
     """
     h = heads.shape[0]
     w = TinyWeights.from_state(dict(zip(st.param_names(), params)))
     if ids is None:  # built inside, so a traced graph holds it as a constant
         ids = torch.tensor(REPEATED.tolist())  # (REPEAT_N, L)
+    if probe is None:
+        probe = torch.tensor(PROBE.tolist())  # (PROBE_N, L)
     layers = range(len(w.blocks))
     factors = [head_factors_core(w, layer, h) for layer in layers]
     comp_q, comp_k, comp_v = qkv_composition_core(factors[0], factors[1])
@@ -261,5 +325,12 @@ def circuits_core(params, heads, noise, ids=None):
     prev_band = torch.stack([band_core(positional_scores_core(w, layer, h))
                              for layer in layers])  # (n_layers, h)
     copying = torch.stack([copying_proxy_core(w, layer, h) for layer in layers])
-    prefix = prefix_core(w, h, ids)  # (n_layers, h)
-    return comp_q, comp_k, comp_v, comp_baseline, prev_band, copying, prefix
+    n = ids.shape[0]
+    attention = patterns_core(torch.cat([ids, probe]), w, h)  # n_layers x (n + M, h, L, L)
+    prefix = prefix_of_core([A[:n] for A in attention])  # (n_layers, h)
+    _, kind = tasks.targets_core(probe)  # (M, L)
+    stats = torch.stack([statistics_core(probe, kind, A[n:])
+                         for A in attention])  # (n_layers, h, 5)
+    role, named = roles_core(stats)  # (n_layers, h), (n_layers, h)
+    return (comp_q, comp_k, comp_v, comp_baseline, prev_band, copying, prefix,
+            stats, role, named)

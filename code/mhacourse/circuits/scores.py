@@ -21,7 +21,8 @@ from .core import (
 from .matrices import ov_matrix, qk_matrix
 
 READOUTS = ("comp_q", "comp_k", "comp_v", "comp_baseline", "prev_band", "copying",
-            "prefix")  # circuits_core's outputs, in order
+            "prefix", "probe_stats", "probe_role",
+            "probe_named")  # circuits_core's outputs, in order
 
 
 def composition_score(W_A: torch.Tensor, W_B: torch.Tensor) -> float:
