@@ -22,12 +22,15 @@ graph          inputs                                      outputs
 ``evaluate``   weights, ``x`` (N, 16) int64,               ``accuracy`` (3,),
                ``head_mask`` (2, h), ``layer_on`` (2,)     ``stats`` (2, h, 5),
                                                            ``role``, ``named``
-``circuits``   weights, ``heads`` (h,), ``noise`` (P,)     ``comp_q``, ``comp_k``,
-               float16 (the pool: the random baseline)     ``comp_v`` (h, h),
-                                                           ``comp_baseline`` (3,),
+``circuits``   weights, ``heads`` (h,)                     ``comp_q``, ``comp_k``,
+                                                           ``comp_v`` (h, h),
                                                            ``prev_band``,
                                                            ``copying``,
-                                                           ``prefix`` (2, h)
+                                                           ``prefix`` (2, h),
+                                                           ``probe_stats``
+                                                           (2, h, 5),
+                                                           ``probe_role``,
+                                                           ``probe_named``
 =============  ==========================================  ====================
 
 ``heads`` (any values) and ``head_mask``'s second axis give h; ``layer_on``
@@ -41,7 +44,10 @@ They are :mod:`mhacourse.tiny_model.step`'s functions: the model is
 ``torch.func``'s, the update is AdamW with :func:`train`'s schedule. The
 data: ``pool.f16`` (the normals :func:`~step.init_core` reads),
 ``batches.u16`` (the training batches, :func:`tasks.sample` with
-:func:`train`'s generator) and ``heldout.u16`` (:func:`training.heldout`).
+:func:`train`'s generator), ``heldout.u16`` (:func:`training.heldout`) and
+``baseline.f32`` (:func:`baseline_table`: the circuits' random baseline
+for every size the page allows, a function of ``d_model`` and ``d_k``
+alone, so the circuits graph need not recompute it at every read-out).
 
 How a step is exported (torch 2.13): ``torch.onnx.export`` cannot export a
 ``torch.func`` transform directly, so the step is first traced to ``aten``
@@ -73,8 +79,8 @@ from torch.fx.experimental.proxy_tensor import make_fx
 from . import tasks
 from ._validate import InputError, check_bool, check_path, check_positive_int, check_seed, describe
 from .catalogue import BUDGET_D_MODEL, SEED, steps_for
-from .circuits import READOUTS, circuits_core
-from .circuits.core import PROBE_N
+from .circuits import GRAPH_READOUTS
+from .circuits.core import PROBE_N, baseline_core, readouts_core
 from .tiny_model import step as st
 from .tiny_model.model import TinyConfig
 from .tiny_model.training import DATA_SEED_OFFSET, HELDOUT_N, heldout
@@ -222,9 +228,8 @@ def graph_functions(cfg: TinyConfig = EXAMPLE) -> dict:
         x, mask, on = a[n:]
         return st.evaluate_with(a[:n], x, mask[0], mask, on)
 
-    def circuits(*a):
-        h, noise = a[n:]
-        return circuits_core(a[:n], h, noise.float())
+    def circuits(*a):  # the baseline comes from the build's table (baseline_table)
+        return readouts_core(a[:n], a[n])
 
     moments = [f"m_{k}" for k in names] + [f"v_{k}" for k in names]
     layers = [f"attn_{i + 1}" for i in range(cfg.n_layers)]
@@ -243,8 +248,7 @@ def graph_functions(cfg: TinyConfig = EXAMPLE) -> dict:
         "evaluate": (evaluate, (*P, x, head_mask(), layer_on()),
                      [*names, "x", "head_mask", "layer_on"],
                      ["accuracy", "stats", "role", "named"]),
-        "circuits": (circuits, (*P, heads(), st.noise_pool().half()),
-                     [*names, "heads", "noise"], list(READOUTS)),
+        "circuits": (circuits, (*P, heads()), [*names, "heads"], list(GRAPH_READOUTS)),
     }
 
 
@@ -353,15 +357,31 @@ def batches(steps: int = MAX_STEPS, seed: int = SEED) -> torch.Tensor:
                         for _ in range(steps)])
 
 
+def baseline_table() -> np.ndarray:
+    """The circuits' random baseline (:func:`~mhacourse.circuits.core.baseline_core`,
+    from the pool as the page loads it, float16) for every ``(h, d_k)`` the
+    page allows: rows ``(d_model, d_k, Q, K, V)``, float32, in order of
+    ``h`` then ``d_k``. Shapes: -> (sizes, 5)."""
+    pool = st.noise_pool().half().float()
+    rows = []
+    with torch.no_grad():
+        for h in range(1, H_MAX + 1):
+            for d_k in range(D_K_RANGE[0], D_K_RANGE[1] + 1):
+                if h * d_k <= D_MODEL_MAX:
+                    rows.append([h * d_k, d_k, *baseline_core(pool, h * d_k, d_k).tolist()])
+    return np.array(rows, dtype=np.float32)
+
+
 def write_data(out) -> dict:
-    """``pool.f16``, ``batches.u16``, ``heldout.u16`` in ``out``; returns
-    their entries for the manifest."""
+    """``pool.f16``, ``batches.u16``, ``heldout.u16``, ``baseline.f32`` in
+    ``out``; returns their entries for the manifest."""
     out = _folder("out", out)
     x_held = heldout()[0]
     files = {
         "pool": ("pool.f16", st.noise_pool().numpy().astype(np.float16)),
         "batches": ("batches.u16", batches().numpy().astype(np.uint16)),
         "heldout": ("heldout.u16", x_held.numpy().astype(np.uint16)),
+        "baseline": ("baseline.f32", baseline_table()),
     }
     entries = {}
     for key, (name, array) in files.items():

@@ -304,18 +304,47 @@ def test_circuits_graph_equals_the_package(graphs, h, d_k):
     """The exported circuits graph gives circuits_core's read-outs (<= 1e-5)
     on a trained-looking and an untrained model, from the pool as the page
     loads it (float16)."""
-    from mhacourse.circuits import READOUTS, circuits_core
-    pool = st.noise_pool()
+    from mhacourse.circuits import GRAPH_READOUTS, READOUTS, circuits_core
+    pool = st.noise_pool().half().float()  # as the page loads it
+    table = web_train.baseline_table()
+    row = table[(table[:, 0] == h * d_k) & (table[:, 1] == d_k)]
+    assert row.shape == (1, 5), row
     for seed in (0, 3):
         params = start(h, d_k, seed)
         with torch.no_grad():
-            want = circuits_core(params, torch.zeros(h), pool)
-        got = run(graphs["circuits"], *numpy(params), np.zeros(h, np.float32),
-                  pool.half().numpy())
-        assert [o.name for o in graphs["circuits"].get_outputs()] == list(READOUTS)
-        for name, a, b in zip(READOUTS, got, want, strict=True):
+            want = dict(zip(READOUTS, circuits_core(params, torch.zeros(h), pool), strict=True))
+        got = run(graphs["circuits"], *numpy(params), np.zeros(h, np.float32))
+        assert [o.name for o in graphs["circuits"].get_outputs()] == list(GRAPH_READOUTS)
+        got = dict(zip(GRAPH_READOUTS, got, strict=True), comp_baseline=row[0, 2:])
+        for name, b in want.items():
+            a = got[name]
             assert a.shape == tuple(b.shape), name
             np.testing.assert_allclose(a, b.numpy(), atol=1e-5, rtol=0, err_msg=name)
+
+
+def test_baseline_table_covers_every_size_the_page_allows():
+    """One row per (h, d_k) that check_sizes accepts, each the package's
+    composition_baseline of random heads of that size (<= 1e-5)."""
+    from mhacourse.circuits import composition_baseline
+    table = web_train.baseline_table()
+    sizes = {(int(r[0]), int(r[1])) for r in table}
+    allowed = {(h * d_k, d_k) for h in range(1, 17) for d_k in range(1, 65)
+               if ok_size(h, d_k)}
+    assert sizes == allowed and len(table) == len(allowed) == 568
+    pool = st.noise_pool().half().float()
+    for d_model, d_k in [(4, 2), (64, 16), (256, 16), (64, 64)]:
+        r = table[(table[:, 0] == d_model) & (table[:, 1] == d_k)][0]
+        for i, kind in enumerate("qkv"):
+            want = composition_baseline(d_model, d_k, kind, noise=pool)
+            assert abs(r[2 + i] - want) < 1e-5, (d_model, d_k, kind)
+
+
+def ok_size(h, d_k) -> bool:
+    try:
+        web_train.check_sizes(h, d_k)
+    except ValueError:
+        return False
+    return True
 
 
 def test_batches_are_trains():

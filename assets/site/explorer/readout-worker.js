@@ -13,14 +13,14 @@
 // Requests are answered in the order they came.
 //
 // The messages: trainer-client.js (Reader), the page's side, lists them.
-import { loadOrt, graph, words, ids64, weightFeeds, only, report } from "./worker-common.js";
+import { loadOrt, graph, words, ids64, weightFeeds, only, report, fetchBytes } from "./worker-common.js";
 
 let ort = null;
 let T = null; // the manifest's "train" entry
 let evaluate = null;
 let circuits = null; // the circuits graph, in a build that has it
 let heldout = null;
-let pool = null; // the init graph's normals: the circuits' random baseline reads them
+let baseline = null; // rows (d_model, d_k, Q, K, V): the random baseline of every size
 
 let booting = null;
 function boot(base, manifest) {
@@ -35,7 +35,8 @@ async function start(base, manifest) {
   evaluate = await graph(ort, dir, T.graphs.evaluate);
   if (T.graphs.circuits) { // (a build older than the circuits graph has none)
     circuits = await graph(ort, dir, T.graphs.circuits);
-    pool = await words(dir, T.data.pool);
+    const b = await fetchBytes(dir, T.data.baseline.file);
+    baseline = new Float32Array(b.buffer, b.byteOffset, b.byteLength / 4);
   }
   const h = await words(dir, T.data.heldout), L = T.batch[1];
   heldout = ids64(ort, h, 0, h.length, [h.length / L, L]);
@@ -60,15 +61,24 @@ async function read(msg) {
   // the circuits read the weights alone: once a copy, not for an ablation
   if (circuits && !msg.mask) {
     const cf = weightFeeds(ort, T, msg.params, msg.h, {});
-    cf.noise = new ort.Tensor("float16", pool, [pool.length]);
     const t1 = performance.now();
     const c = await circuits.run(only(circuits, cf));
     out.msCircuits = performance.now() - t1;
-    out.circuits = {};
+    out.circuits = { comp_baseline: baselineOf(msg.params[0].dims[1], msg.h) };
     for (const k of circuits.outputNames) { out.circuits[k] = Array.from(c[k].data, Number); } // int64, bool too
   }
   out.ms = performance.now() - t0;
   return out;
+}
+
+// The build's random baseline (Q, K, V) for d_model and h: a function of
+// the sizes alone (mhacourse.web_train.baseline_table), not of the weights.
+function baselineOf(d_model, h) {
+  const d_k = d_model / h;
+  for (let r = 0; r < baseline.length; r += 5) {
+    if (baseline[r] === d_model && baseline[r + 1] === d_k) { return Array.from(baseline.subarray(r + 2, r + 5)); }
+  }
+  throw new Error("the build has no random baseline for d_model " + d_model + ", d_k " + d_k);
 }
 
 let queue = Promise.resolve();

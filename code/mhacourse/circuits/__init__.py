@@ -30,6 +30,7 @@ from .matrices import (
     singular_values,
 )
 from .scores import (
+    GRAPH_READOUTS,
     READOUTS,
     composition_baseline,
     composition_score,
@@ -44,5 +45,5 @@ __all__ = [
     "positional_scores", "band_score", "full_ov_circuit", "copying_score",
     "copying_proxy", "composition_score", "composition_scores",
     "composition_baseline", "repeated_sequences", "prefix_matching_scores",
-    "read_circuits", "READOUTS", "KINDS", "circuits_core",
+    "read_circuits", "READOUTS", "GRAPH_READOUTS", "KINDS", "circuits_core",
 ]

@@ -285,32 +285,12 @@ def probe_core(n: int = PROBE_N) -> torch.Tensor:
 PROBE = probe_core()
 
 
-def circuits_core(params, heads, noise, ids=None, probe=None):
-    """Every circuit read-out of a two-layer tiny model, cheaply, for the page.
-
-    ``params``: tensors in :func:`~mhacourse.tiny_model.step.param_names`
-    order; ``heads`` (h,): only its length is read, as h (as
-    :func:`~mhacourse.tiny_model.step.forward_with`); ``noise`` (P,): the
-    normals of :func:`~mhacourse.tiny_model.step.noise_pool` (the random
-    baseline); ``ids`` (N, L) repeated sequences (default
-    :data:`REPEATED`) and ``probe`` (M, L) task sequences (default
-    :data:`PROBE`, the first 24 held-out ones), constants of the traced
-    graph. One pass of the model (:func:`patterns_core`) reads both.
-
-    Returns ``(comp_q, comp_k, comp_v, comp_baseline, prev_band, copying,
-    prefix, probe_stats, probe_role, probe_named)``: the Q/K/V-composition
-    of layer-1 head i with layer-2 head j (h, h) [i, j]
-    (:func:`qkv_composition_core`); their means over 8 x 8 pairs of random
-    Gaussian heads of the same shapes (3,); each head's positional band at
-    offset -1 (:func:`positional_scores_core`, :func:`band_core`), its
-    copying proxy (:func:`copying_proxy_core`) and its prefix-matching
-    score (:func:`prefix_of_core`), each (n_layers, h); and on the probe,
-    each head's task statistics (n_layers, h, 5) and role, index and
-    whether named (n_layers, h), as
-    :func:`~mhacourse.tiny_model.head_scores` and
-    :func:`~mhacourse.tiny_model.head_roles` give them on those sequences.
-    LayerNorms folded as the module docstring says.
-    """
+def readouts_core(params, heads, ids=None, probe=None):
+    """Every read-out of :func:`circuits_core` that depends on the weights,
+    in its order less ``comp_baseline`` (a function of ``d_model`` and
+    ``d_k`` alone, :func:`baseline_core`): the page's circuits graph, which
+    reads each size's baseline from a table the build writes once.
+    Arguments as :func:`circuits_core`'s."""
     h = heads.shape[0]
     w = TinyWeights.from_state(dict(zip(st.param_names(), params)))
     if ids is None:  # built inside, so a traced graph holds it as a constant
@@ -320,8 +300,6 @@ def circuits_core(params, heads, noise, ids=None, probe=None):
     layers = range(len(w.blocks))
     factors = [head_factors_core(w, layer, h) for layer in layers]
     comp_q, comp_k, comp_v = qkv_composition_core(factors[0], factors[1])
-    first, second = random_factors_core(noise, factors[0][0])
-    comp_baseline = torch.stack([c.mean() for c in qkv_composition_core(first, second)])
     prev_band = torch.stack([band_core(positional_scores_core(w, layer, h))
                              for layer in layers])  # (n_layers, h)
     copying = torch.stack([copying_proxy_core(w, layer, h) for layer in layers])
@@ -332,5 +310,48 @@ def circuits_core(params, heads, noise, ids=None, probe=None):
     stats = torch.stack([statistics_core(probe, kind, A[n:])
                          for A in attention])  # (n_layers, h, 5)
     role, named = roles_core(stats)  # (n_layers, h), (n_layers, h)
-    return (comp_q, comp_k, comp_v, comp_baseline, prev_band, copying, prefix,
-            stats, role, named)
+    return comp_q, comp_k, comp_v, prev_band, copying, prefix, stats, role, named
+
+
+def baseline_core(noise: torch.Tensor, d_model: int, d_k: int,
+                  dtype: torch.dtype = torch.float32) -> torch.Tensor:
+    """The mean Q-, K- and V-composition (:data:`KINDS` order) of 8 x 8
+    pairs of random Gaussian heads of width ``d_k`` in ``d_model``
+    (:func:`random_factors_core`): the level a trained pair is read
+    against. Shapes: -> (3,)."""
+    like = torch.zeros(1, d_model, d_k, dtype=dtype)
+    first, second = random_factors_core(noise, like)
+    return torch.stack([c.mean() for c in qkv_composition_core(first, second)])
+
+
+def circuits_core(params, heads, noise, ids=None, probe=None):
+    """Every circuit read-out of a two-layer tiny model, cheaply.
+
+    ``params``: tensors in :func:`~mhacourse.tiny_model.step.param_names`
+    order; ``heads`` (h,): only its length is read, as h (as
+    :func:`~mhacourse.tiny_model.step.forward_with`); ``noise`` (P,): the
+    normals of :func:`~mhacourse.tiny_model.step.noise_pool` (the random
+    baseline); ``ids`` (N, L) repeated sequences (default
+    :data:`REPEATED`) and ``probe`` (M, L) task sequences (default
+    :data:`PROBE`, the first 24 held-out ones), constants of a traced
+    graph. One pass of the model (:func:`patterns_core`) reads both.
+
+    Returns ``(comp_q, comp_k, comp_v, comp_baseline, prev_band, copying,
+    prefix, probe_stats, probe_role, probe_named)``: the Q/K/V-composition
+    of layer-1 head i with layer-2 head j (h, h) [i, j]
+    (:func:`qkv_composition_core`); their means over 8 x 8 pairs of random
+    Gaussian heads of the same shapes (3,) (:func:`baseline_core`); each
+    head's positional band at offset -1 (:func:`positional_scores_core`,
+    :func:`band_core`), its copying proxy (:func:`copying_proxy_core`) and
+    its prefix-matching score (:func:`prefix_of_core`), each (n_layers, h);
+    and on the probe, each head's task statistics (n_layers, h, 5) and
+    role, index and whether named (n_layers, h), as
+    :func:`~mhacourse.tiny_model.head_scores` and
+    :func:`~mhacourse.tiny_model.head_roles` give them on those sequences.
+    LayerNorms folded as the module docstring says. The page runs
+    :func:`readouts_core` and reads the baseline from the build's table.
+    """
+    comp_q, comp_k, comp_v, *rest = readouts_core(params, heads, ids, probe)
+    d_model = params[0].shape[1]  # W_E (V, d_model)
+    baseline = baseline_core(noise, d_model, d_model // heads.shape[0], params[0].dtype)
+    return (comp_q, comp_k, comp_v, baseline, *rest)

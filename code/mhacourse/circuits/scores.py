@@ -23,6 +23,7 @@ from .matrices import ov_matrix, qk_matrix
 READOUTS = ("comp_q", "comp_k", "comp_v", "comp_baseline", "prev_band", "copying",
             "prefix", "probe_stats", "probe_role",
             "probe_named")  # circuits_core's outputs, in order
+GRAPH_READOUTS = tuple(k for k in READOUTS if k != "comp_baseline")  # readouts_core's
 
 
 def composition_score(W_A: torch.Tensor, W_B: torch.Tensor) -> float:
@@ -123,6 +124,6 @@ def read_circuits(model, noise=None) -> dict:
     return dict(zip(READOUTS, out))
 
 
-__all__ = ["KINDS", "READOUTS", "composition_score", "composition_scores",
+__all__ = ["KINDS", "READOUTS", "GRAPH_READOUTS", "composition_score", "composition_scores",
            "composition_baseline", "repeated_sequences", "prefix_matching_scores",
            "read_circuits"]
