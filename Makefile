@@ -65,13 +65,14 @@ _build/.ipynbs: $(NOTEBOOKS) _config.yml scripts/colab_cell.py $(VENV)/.book-dep
 	touch $@
 
 # The execution cache keys on each chapter's cells only; every chapter imports
-# the package, so when code/mhacourse changes, the cache is dropped and every
+# the package, so when code/mhacourse (or how scripts/execute_chapters.py
+# stores a chapter) changes, the cache is dropped and every
 # chapter is executed again. Sphinx's saved pages (.doctrees) go too: without
 # them Sphinx re-reads, and so re-executes, only the chapters whose source
 # changed, and the others keep outputs made with the old package.
 _build/.package-hash: FORCE
 	@mkdir -p _build
-	@cat code/mhacourse/*.py code/mhacourse/*/*.py code/pyproject.toml | sha256sum > $@.new
+	@cat code/mhacourse/*.py code/mhacourse/*/*.py code/pyproject.toml scripts/execute_chapters.py | sha256sum > $@.new
 	@if ! cmp -s $@.new $@; then \
 	  echo "code/mhacourse changed: dropping the execution cache"; \
 	  rm -rf _build/.jupyter_cache _build/.doctrees _build/jupyter_execute; \

@@ -11,8 +11,10 @@ would store it: the same notebook, the same working folder (``chapters/``),
 the same cell timeout. The build then finds every chapter in the cache and
 executes none. A chapter already cached (its code unchanged) is skipped.
 
-A chapter that fails is not cached; the script says which and exits 1, and
-the build would run it again and show its traceback.
+Each chapter's split printouts are joined (:func:`join_split_streams`), so
+a page does not depend on when the kernel flushed. A chapter that fails is
+not cached; the script says which and exits 1, and the build would run it
+again and show its traceback.
 """
 from __future__ import annotations
 
@@ -43,10 +45,39 @@ def chapters() -> list[Path]:
     return [p for p in paths if p.exists()]
 
 
+def join_split_streams(nb) -> int:
+    """Join each code cell's adjacent stream outputs of the same name (stdout
+    after stdout) into one, text concatenated exactly, order kept.
+
+    The kernel sends what a cell prints in chunks cut by time, so one
+    ``print`` of a table can arrive as two outputs, which the page shows as
+    two boxes: a page's look and length then depend on the machine's load
+    (chapter 4's length passed and failed its bound by chance). myst-nb's
+    ``merge_streams`` joins all of a cell's streams, across pictures, and
+    adds a line break at each cut; this joins only neighbours, as printed.
+    Returns how many outputs were joined."""
+    joined = 0
+    for cell in nb.cells:
+        if cell.get("cell_type") != "code":
+            continue
+        out = []
+        for o in cell.get("outputs", []):
+            prev = out[-1] if out else None
+            if (o.get("output_type") == "stream" and prev is not None
+                    and prev.get("output_type") == "stream" and prev.get("name") == o.get("name")):
+                prev["text"] = prev["text"] + o["text"]
+                joined += 1
+            else:
+                out.append(o)
+        cell["outputs"] = out
+    return joined
+
+
 def execute(path: Path, timeout: int) -> tuple[Path, object, float, str | None]:
     nb = nbformat.read(path, as_version=4)
     result = single_nb_execution(nb, cwd=str(path.parent), timeout=timeout,
                                  allow_errors=False, meta_override=True)
+    join_split_streams(nb)
     return path, nb, result.time, result.exc_string if result.err else None
 
 

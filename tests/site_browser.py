@@ -47,9 +47,19 @@ def serve(directory: Path = SITE):
 
 def document_screens(page) -> float:
     """How long the open page is: its document's height in viewport heights
-    (screens), as ``tests/test_site.py`` and ``scripts/page_heights.py`` count."""
-    return page.evaluate(
-        "() => document.documentElement.scrollHeight / window.innerHeight")
+    (screens), as ``tests/test_site.py`` and ``scripts/page_heights.py`` count.
+    Measured once the page has settled: MathJax has typeset every formula,
+    the fonts and every image have loaded. Before that the height depends on
+    how far they got ("networkidle" does not wait for typesetting), and a
+    page near its bound passed or failed by chance."""
+    return page.evaluate("""async () => {
+        if (window.MathJax && MathJax.startup && MathJax.startup.promise) {
+            await MathJax.startup.promise; }
+        await document.fonts.ready;
+        await Promise.all(Array.from(document.images, im => im.complete ? null :
+            new Promise(ok => { im.onload = im.onerror = ok; })));
+        await new Promise(ok => requestAnimationFrame(() => requestAnimationFrame(ok)));
+        return document.documentElement.scrollHeight / window.innerHeight; }""")
 
 
 @contextlib.contextmanager

@@ -12,6 +12,8 @@ import yaml
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "scripts"))
+import execute_chapters  # noqa: E402  (scripts/execute_chapters.py)
+
 import colab_cell  # noqa: E402  (scripts/colab_cell.py)
 
 CHAPTERS = sorted((ROOT / "chapters").glob("[0-9][0-9]_*.md"))
@@ -70,3 +72,44 @@ def test_every_chapter_is_in_the_toc():
         assert f"chapters/{md.stem}" in listed, f"{md.name} is not in _toc.yml"
     for f in listed:
         assert list((ROOT).glob(f + ".*")), f"_toc.yml lists {f}, which does not exist"
+
+
+def test_split_printouts_are_joined_in_order():
+    """A cell's output that the kernel sent in chunks (cut mid-line, by time)
+    is one output again, text exact; a picture between two printouts keeps
+    them apart, and stderr stays apart from stdout."""
+    import nbformat
+    v4 = nbformat.v4
+    nb = v4.new_notebook(cells=[v4.new_code_cell("x", outputs=[
+        v4.new_output("stream", name="stdout",
+                      text="a table:\n  row 1\n  (every other key: below 0.05"),
+        v4.new_output("stream", name="stdout", text=" in all three heads)\n"),
+        v4.new_output("display_data", data={"text/plain": "<Figure>"}),
+        v4.new_output("stream", name="stdout", text="after the picture\n"),
+        v4.new_output("stream", name="stderr", text="a warning\n"),
+        v4.new_output("stream", name="stdout", text="last\n")]), v4.new_markdown_cell("text")])
+    assert execute_chapters.join_split_streams(nb) == 1
+    outs = nb.cells[0].outputs
+    assert [o.output_type for o in outs] == ["stream", "display_data", "stream", "stream", "stream"]
+    assert outs[0].text == "a table:\n  row 1\n  (every other key: below 0.05 in all three heads)\n"
+    assert [o.get("name") for o in outs] == ["stdout", None, "stdout", "stderr", "stdout"]
+    assert execute_chapters.join_split_streams(nb) == 0
+
+
+def test_the_execution_cache_holds_no_split_printout():
+    """Every chapter the build executed is cached with its printouts whole,
+    so a page's length does not depend on the machine's load."""
+    from jupyter_cache import get_cache
+    cache_dir = ROOT / "_build" / ".jupyter_cache"
+    if not cache_dir.exists():
+        pytest.fail("no execution cache: run `make book` first")
+    cache = get_cache(str(cache_dir))
+    records = cache.list_cache_records()
+    assert len(records) >= 16, len(records)
+    for r in records:
+        nb = cache.get_cache_bundle(r.pk).nb
+        for cell in nb.cells:
+            outs = cell.get("outputs", [])
+            for a, b in zip(outs, outs[1:]):
+                assert not (a.output_type == b.output_type == "stream" and a.name == b.name), \
+                    f"{r.uri}: a printout split in two"

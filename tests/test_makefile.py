@@ -29,7 +29,8 @@ def tree(tmp_path: Path) -> Path:
     shutil.copytree(ROOT / "code" / "mhacourse", tmp_path / "code" / "mhacourse",
                     ignore=shutil.ignore_patterns("__pycache__"))
     shutil.copy(ROOT / "code" / "pyproject.toml", tmp_path / "code")
-    for name in ("_config.yml", "scripts/colab_cell.py", "chapters/01_one_head.md",
+    for name in ("_config.yml", "scripts/colab_cell.py", "scripts/execute_chapters.py",
+                 "chapters/01_one_head.md",
                  "chapters/01_one_head.ipynb", "chapters/02_split_heads.md",
                  "chapters/02_split_heads.ipynb"):
         (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
