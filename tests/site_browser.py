@@ -1,7 +1,10 @@
 """Open the built site in headless Chromium with every non-local request blocked.
 
-Shared by the site tests and by `scripts/screenshot.py`. Debian's chromium at
-/usr/bin/chromium (never a browser downloaded by Playwright).
+Shared by the site tests and by `scripts/screenshot.py`,
+`scripts/build_handouts.py` and the benchmarks. Debian's chromium at
+/usr/bin/chromium (never a browser downloaded by Playwright). It imports no
+test dependency: `make book` runs it with the book's packages only (the live
+pages' pytest fixture is in `live_fixture.py`).
 """
 from __future__ import annotations
 
@@ -13,8 +16,6 @@ import shutil
 import threading
 from dataclasses import dataclass, field
 from pathlib import Path
-
-import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
 SITE = ROOT / "_build" / "html"
@@ -111,17 +112,3 @@ class LivePage:
     @property
     def url(self) -> str:
         return f"{self.base}/{PAGE}"
-
-
-@pytest.fixture(scope="module")
-def live_page():
-    if not (SITE / PAGE).exists():
-        pytest.fail("the site is not built: run `make book` first")
-    with serve() as base, offline_page(base) as (p, blocked):
-        live = LivePage(p, base, blocked)
-        p.on("pageerror", lambda e: live.errors.append(str(e)))
-        p.goto(live.url)
-        yield live
-        ours = [e for e in live.errors if "THEBE_JS_URL" not in e]
-        assert ours == [], f"JavaScript errors: {ours}"
-        assert blocked == [], f"the page tried to reach {blocked}"

@@ -10,10 +10,11 @@ import base64
 import numpy as np
 import pytest
 import torch
+from live_fixture import live_page  # noqa: F401 (the shared fixture)
 
 from mhacourse import bert, explorer, tasks, web_export
 from mhacourse import tiny_model as tm
-from site_browser import PAGE, live_page  # noqa: F401 (live_page: the shared fixture)
+from site_browser import PAGE
 
 # 22 sentences: the examples, one word, punctuation only, non-ASCII scripts,
 # emoji, paragraphs, 100+ tokens, and more than the model's maximum.

@@ -6,6 +6,7 @@ from __future__ import annotations
 import os
 import shutil
 import subprocess
+import sys
 import time
 from pathlib import Path
 
@@ -115,3 +116,16 @@ def test_html_depends_on_the_chapter_notebooks_and_the_package_hash():
     assert "_build/.ipynbs" in html and "_build/.package-hash" in html, html
     book = text[text.index("\nbook:"):text.index("\nhtml:")]
     assert "_generated/.stamp slides handouts" in book, book
+
+
+@pytest.mark.parametrize("module", ["site_browser", "build_handouts", "build_slides",
+                                    "execute_chapters", "colab_cell"])
+def test_the_book_build_imports_no_test_dependency(module):
+    """`make book` runs with the book's packages only (a fresh machine's
+    first command): what it imports must not need pytest (site_browser once
+    did, so a fresh `make book` failed in the handouts)."""
+    code = ("import sys; sys.modules['pytest'] = None; "
+            f"sys.path[:0] = [{str(ROOT / 'tests')!r}, {str(ROOT / 'scripts')!r}]; "
+            f"import {module}")
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr[-800:]

@@ -11,11 +11,12 @@ import numpy as np
 import onnxruntime as ort
 import pytest
 import torch
+from live_fixture import live_page  # noqa: F401 (the shared fixture)
 
 from mhacourse import tasks, web_train
 from mhacourse import tiny_model as tm
 from mhacourse.tiny_model import step as st
-from site_browser import PAGE, ROOT, SITE, live_page  # noqa: F401 (live_page: the shared fixture)
+from site_browser import PAGE, ROOT, SITE
 
 TRAIN = ROOT / "_generated" / "explorer-data" / "train"
 ROLE_TEXTS = {"previous token", "induction", "duplicate token", "self", "first token", "mixed"}
