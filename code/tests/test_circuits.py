@@ -13,6 +13,7 @@ from mhacourse.circuits import core
 from mhacourse.circuits.planted import planted_induction_model
 from mhacourse.tiny_model import step as st
 from mhacourse.tiny_model.analysis import STATISTICS
+from mhacourse.tiny_model.training import _role_names
 
 TOL = 1e-6
 
@@ -270,9 +271,7 @@ def test_core_equals_the_readable_functions(model, which):
     table = torch.tensor([[[s[k] for k in STATISTICS] for s in layer] for layer in scores],
                          dtype=torch.float64)
     assert (r["probe_stats"] - table).abs().max() < TOL
-    names = [[STATISTICS[i] if ok else "mixed" for i, ok in zip(ri, ni)]
-             for ri, ni in zip(r["probe_role"].tolist(), r["probe_named"].tolist())]
-    assert names == tm.head_roles(scores)
+    assert _role_names(r["probe_role"], r["probe_named"]) == tm.head_roles(scores)
 
 
 def test_patterns_are_the_forward_passs(model):
@@ -301,9 +300,7 @@ def test_probe_roles_agree_with_the_heldout_roles():
         full = tm.head_scores(m)
         r = C.read_circuits(m)
         assert r["probe_named"].shape == (2, m.cfg.h)
-        quick = [[STATISTICS[i] if ok else "mixed" for i, ok in zip(ri, ni)]
-                 for ri, ni in zip(r["probe_role"].tolist(), r["probe_named"].tolist())]
-        assert quick == tm.head_roles(full), f.name
+        assert _role_names(r["probe_role"], r["probe_named"]) == tm.head_roles(full), f.name
         table = torch.tensor([[[s[k] for k in STATISTICS] for s in layer]
                               for layer in full], dtype=torch.float64)
         assert (r["probe_stats"] - table).abs().max() < 0.07, f.name

@@ -32,7 +32,7 @@ from ..heads import split_heads_core
 from ..masks import as_additive, causal_core
 from ..multihead import project
 from ..tiny_model import step as st
-from ..tiny_model.analysis import HELDOUT_N, HELDOUT_SEED, roles_core, statistics_core
+from ..tiny_model.analysis import heldout, roles_core, statistics_core
 from ..tiny_model.model import ACTIVATION, PRE_LN, TinyWeights
 
 KINDS = ("q", "k", "v")  # Q-, K- and V-composition, the order of comp_baseline
@@ -275,10 +275,9 @@ def prefix_core(w: TinyWeights, h, ids: torch.Tensor) -> torch.Tensor:
 
 
 def probe_core(n: int = PROBE_N) -> torch.Tensor:
-    """The first ``n`` held-out sequences (:func:`~mhacourse.tiny_model.heldout`),
-    drawn here without checks. Shapes: -> (n, L) int64."""
-    x, _, _ = tasks.sample(HELDOUT_N, seed=HELDOUT_SEED)  # (1024, L): the held-out set
-    return x[:n]  # (n, L)
+    """The first ``n`` held-out sequences (:func:`~mhacourse.tiny_model.heldout`).
+    Shapes: -> (n, L) int64."""
+    return heldout()[0][:n]  # (n, L)
 
 
 #: The probe: a constant of the traced graph, as :data:`REPEATED` is.
