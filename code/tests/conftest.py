@@ -10,5 +10,15 @@ def dtype(request):
     return request.param
 
 
+@pytest.fixture
+def one_thread():
+    """Each test on one thread (a test file opts in with ``pytestmark``): on a
+    small shared machine, faster than fighting for two."""
+    n = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(n)
+
+
 def max_err(a, b) -> float:
     return float((torch.as_tensor(a).detach() - torch.as_tensor(b).detach()).abs().max())

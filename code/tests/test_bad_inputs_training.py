@@ -20,12 +20,7 @@ H, D_K = 2, 4  # d_model 8: every row is fast
 CFG = tm.TinyConfig(h=H, d_k=D_K)
 
 
-@pytest.fixture(autouse=True)
-def one_thread():
-    n = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(n)
+pytestmark = pytest.mark.usefixtures("one_thread")  # conftest.py
 
 
 def start(n_layers=2):

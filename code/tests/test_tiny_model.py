@@ -14,12 +14,7 @@ ROOT = Path(__file__).resolve().parents[2]
 MODELS = ROOT / "assets" / "models"
 
 
-@pytest.fixture(autouse=True)
-def one_thread():
-    n = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(n)
+pytestmark = pytest.mark.usefixtures("one_thread")  # conftest.py
 
 
 # --- the task ---------------------------------------------------------------------
