@@ -14,6 +14,7 @@ import re
 import sys
 
 import pytest
+import yaml
 
 from test_book import ROOT
 
@@ -88,6 +89,37 @@ def test_the_guide_shows_what_the_scripts_wrote():
     for name in ("classroom_cpu.md", "classroom_binder.md"):
         assert re.search(rf"```{{include}} \.\./benchmarks/results/{name}\s*\n```", guide), \
             f"the instructor guide must include benchmarks/results/{name}"
+
+
+def guide_hub_config() -> dict:
+    """The Zero to JupyterHub ``config.yaml`` the instructor guide gives."""
+    guide = (ROOT / "chapters" / "instructor_guide.md").read_text()
+    blocks = [yaml.safe_load(b) for b in re.findall(r"```yaml\n(.*?)```", guide, re.S)]
+    configs = [b for b in blocks if isinstance(b, dict) and {"hub", "singleuser"} <= set(b)]
+    assert len(configs) == 1, "the guide must give one config.yaml with hub: and singleuser:"
+    return configs[0]
+
+
+def test_the_guides_hub_config_sets_the_measured_limits():
+    """Copied as it is, the class's config.yaml bounds each learner: memory
+    and CPU guarantee and limit, the values the recorded run derived."""
+    z = load("classroom_cpu.json")["sizing"]
+    user = guide_hub_config()["singleuser"]
+    assert user.get("memory") == {"guarantee": f"{z['memory_guarantee_mib']}M",
+                                  "limit": f"{z['memory_limit_mib']}M"}, user.get("memory")
+    assert user.get("cpu") == {"guarantee": z["cpu_guarantee"], "limit": z["cpu_limit"]}, \
+        user.get("cpu")
+    assert user.get("extraEnv", {}).get("OMP_NUM_THREADS") == "1"
+    assert user["image"]["tag"] not in ("latest", "", None)
+
+
+def test_the_guide_says_how_the_teacher_claims_the_admin_name():
+    """NativeAuthenticator approves a name on admin_users at its first
+    sign-up: the guide must say to sign it up first and to close sign-up."""
+    guide = " ".join((ROOT / "chapters" / "instructor_guide.md").read_text().split())
+    assert "Sign up the admin name yourself before the hub's address reaches anyone" in guide
+    assert "enable_signup = False" in guide
+    assert guide_hub_config()["hub"]["config"]["JupyterHub"]["authenticator_class"] != "dummy"
 
 
 def test_the_hub_software_is_pinned():
