@@ -113,3 +113,100 @@ def test_the_execution_cache_holds_no_split_printout():
             for a, b in zip(outs, outs[1:]):
                 assert not (a.output_type == b.output_type == "stream" and a.name == b.name), \
                     f"{r.uri}: a printout split in two"
+
+
+TEXTS = sorted((ROOT / "chapters").glob("*.md"))
+# a character no prose or formula means: C0 controls (tab included: a Python
+# string's "\t" in "\top" once became one), DEL and C1 controls
+CONTROL = re.compile(r"[\x00-\x09\x0b-\x1f\x7f-\x9f]")
+MATH = re.compile(r"\$\$.*?\$\$|\$[^$\n]+\$", re.S)
+
+
+def control_characters(text: str) -> list[str]:
+    """Each control character of ``text`` with its line, math first."""
+    found = [f"in math {m.group()!r}" for m in MATH.finditer(text)
+             if CONTROL.search(m.group())]
+    found += [f"line {text.count(chr(10), 0, m.start()) + 1}: {m.group()!r}"
+              for m in CONTROL.finditer(text)]
+    return found
+
+
+def test_the_control_character_check_finds_a_tab_in_math():
+    assert control_characters("as $W_Q^i {W_K^i}^\top$ reads") \
+        and not control_characters("as $W_Q^i {W_K^i}^\\top$ reads\n")
+
+
+@pytest.mark.parametrize("md", TEXTS, ids=lambda p: p.stem)
+def test_no_control_character_in_a_chapter_or_the_guide(md: Path):
+    found = control_characters(md.read_text(encoding="utf-8"))
+    assert not found, f"{md.name} holds control characters (a tab for \\t?): {found}"
+
+
+# A measured value typed into text that no cell prints: a decimal or a
+# percentage (allowed only where a code cell of the same page types it too:
+# an example's input), a step of a run, or a count of runs ("two of three").
+TYPED_NUMBER = re.compile(r"(?<![\w.])\d*\.\d+|\d+(?:\.\d+)?\s*%")
+TYPED_OUTCOME = re.compile(
+    r"\bsteps? \d+|\b(?:one|two|three|four|five|six|\d+) of (?:the |its )?"
+    r"(?:one|two|three|four|five|six|\d+)\b", re.I)
+CODE_CELL = re.compile(r"```\{code-cell\}[^\n]*\n(?:---\n.*?\n---\n)?(.*?)```", re.S)
+CELL_META = re.compile(r"```\{code-cell\}[^\n]*\n---\n(.*?)\n---\n", re.S)
+
+
+def typed_values(text: str, code: str = "") -> list[str]:
+    """The measured values ``text`` types: step numbers and run counts
+    always, decimals and percentages unless ``code`` types them too."""
+    def in_code(n: str) -> bool:
+        return re.search(rf"(?<![\w.]){re.escape(n.rstrip(' %'))}(?![\w.])", code) is not None
+    return TYPED_OUTCOME.findall(text) + [
+        n for n in TYPED_NUMBER.findall(text) if not in_code(n)]
+
+
+def alt_texts(text: str) -> list[str]:
+    """Every alt text of a page: a figure cell's ``image: alt``, a Markdown
+    image's ``![alt]`` and an ``:alt:`` option."""
+    alts = []
+    for meta in CELL_META.findall(text):
+        image = ((yaml.safe_load(meta) or {}).get("mystnb") or {}).get("image") or {}
+        alts += [image["alt"]] if image.get("alt") else []
+    alts += re.findall(r"!\[([^\]]+)\]", text) + re.findall(r"^\s*:alt: (.+)$", text, re.M)
+    return alts
+
+
+def test_the_typed_value_check_finds_what_it_must():
+    assert typed_values("lookup sits near 0.29 until about step 180")
+    assert typed_values("two of three seeds never leave the plateau")
+    assert typed_values("the curve passes 90 % late")
+    assert not typed_values("a table of 0.2 and 0.5", code="x = [0.2, 0.5]")
+    assert typed_values("about 0.19", code="y = 0.195")
+    assert not typed_values("three curves over 800 steps, 64 singular values, h = 4")
+    assert len(alt_texts("```{code-cell} python\n---\nmystnb:\n  image:\n    alt: A b"
+                         "\n---\nx\n```\n![C d](e.png)\n")) == 2
+
+
+@pytest.mark.parametrize("md", TEXTS, ids=lambda p: p.stem)
+def test_alt_texts_give_settings_not_measured_values(md: Path):
+    """The guide's rule: an alt text cannot take an inserted value, so it
+    describes the picture in words and gives only the run's settings."""
+    text = md.read_text(encoding="utf-8")
+    code = "\n".join(CODE_CELL.findall(text))
+    typed = {alt[:50]: typed_values(alt, code) for alt in alt_texts(text)}
+    assert not any(typed.values()), f"{md.name}: alt texts type measured values: {typed}"
+
+
+def test_the_guides_table_rows_type_no_measured_value():
+    """The guide has no cells: its tables point at the chapter that prints
+    a value, and quote numbers only in the claim they refute (the first two
+    columns of the misconceptions table)."""
+    guide = (ROOT / "chapters" / "instructor_guide.md").read_text(encoding="utf-8")
+    typed, quoting = [], False
+    for line in guide.splitlines():
+        if not line.startswith("|"):
+            quoting = False
+            continue
+        cells = [c.strip() for c in line.strip().strip("|").split("|")]
+        quoting = quoting or cells[0] == "the misconception"
+        own = cells[2:] if quoting else cells
+        words = re.sub(r"§[\d.]+|\(\w[^()]*\d{4}[a-z]?\)", "", " | ".join(own))
+        typed += [(cells[0][:40], v) for v in typed_values(words)]
+    assert not typed, f"the guide's tables type measured values: {typed}"
