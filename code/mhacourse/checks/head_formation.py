@@ -96,7 +96,8 @@ def check_composition_score(fn) -> Verdict:
     want = float(fro(W_A @ W_B) / (fro(W_A) * fro(W_B)))
     mistakes = [
         (fro(W_B @ W_A) / (fro(W_A) * fro(W_B)),
-         "that is ||W_B W_A||: the order matters. W_A reads what W_B writes, "
+         "that is ||W_B W_A||: the order matters. With row vectors (x W) the "
+         "writer comes first: W_A writes (a layer-1 head's W_OV), W_B reads it, "
          "so the product is W_A W_B."),
         (fro(W_A @ W_B), "divide by ||W_A||_F ||W_B||_F: without it the score "
                          "grows with the size of the weights."),

@@ -9,6 +9,7 @@ Induction Heads"), on the tiny models of :mod:`mhacourse.tiny_model`.
   :func:`copying_proxy`
 - :mod:`~mhacourse.circuits.scores` — :func:`composition_score`,
   :func:`composition_scores`, :func:`composition_baseline`,
+  :func:`composition_max_baseline`,
   :func:`repeated_sequences`, :func:`prefix_matching_scores`,
   :func:`read_circuits`
 - :mod:`~mhacourse.circuits.core` — :func:`circuits_core`, every read-out
@@ -33,6 +34,7 @@ from .scores import (
     GRAPH_READOUTS,
     READOUTS,
     composition_baseline,
+    composition_max_baseline,
     composition_score,
     composition_scores,
     prefix_matching_scores,
@@ -44,6 +46,7 @@ __all__ = [
     "qk_matrix", "ov_matrix", "singular_values", "rank", "RANK_TOL",
     "positional_scores", "band_score", "full_ov_circuit", "copying_score",
     "copying_proxy", "composition_score", "composition_scores",
-    "composition_baseline", "repeated_sequences", "prefix_matching_scores",
-    "read_circuits", "READOUTS", "GRAPH_READOUTS", "KINDS", "circuits_core",
+    "composition_baseline", "composition_max_baseline", "repeated_sequences",
+    "prefix_matching_scores", "read_circuits", "READOUTS", "GRAPH_READOUTS", "KINDS",
+    "circuits_core",
 ]

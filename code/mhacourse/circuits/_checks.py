@@ -20,6 +20,7 @@ from .._validate import (
 from ..tiny_model.model import TinyWeights, check_tiny_ids, check_tiny_model
 
 KIND_WORDS = {"q": "Q", "k": "K", "v": "V"}
+MAX_BASELINE_WORK = 2**20  # composition_max_baseline: random entries per factor, in all
 
 
 def weights64(model) -> TinyWeights:
@@ -114,6 +115,22 @@ def check_baseline(d_model, d_k, kind, samples) -> str:
     check_positive_int("d_model", d_model, 1024)
     check_positive_int("d_k", d_k, d_model)
     check_positive_int("samples", samples, 64)
+    return check_kind(kind)
+
+
+def check_max_baseline(d_model, d_k, kind, h, draws, seed) -> str:
+    """:func:`~mhacourse.circuits.composition_max_baseline`'s inputs; bounded
+    so that it answers in about a second."""
+    check_positive_int("d_model", d_model, 256, "the page's largest d_model")
+    check_positive_int("d_k", d_k, d_model)
+    check_positive_int("h", h, 16, "the page's largest h")
+    check_positive_int("draws", draws, 256)
+    check_seed("seed", seed)
+    work = draws * h * d_model * d_k
+    if work > MAX_BASELINE_WORK:
+        raise InputError(f"draws x h x d_model x d_k = {work:,} is more than "
+                         f"{MAX_BASELINE_WORK:,} (about a second of work): use "
+                         f"fewer draws, at most {max(1, MAX_BASELINE_WORK // work * draws)}.")
     return check_kind(kind)
 
 

@@ -15,6 +15,7 @@ from .core import (
     REPEAT_SEED,
     circuits_core,
     prefix_core,
+    qkv_composition_core,
     random_factors_core,
     repeated_tokens_core,
 )
@@ -28,8 +29,11 @@ GRAPH_READOUTS = tuple(k for k in READOUTS if k != "comp_baseline")  # readouts_
 
 def composition_score(W_A: torch.Tensor, W_B: torch.Tensor) -> float:
     """``||W_A W_B||_F / (||W_A||_F ||W_B||_F)``, Elhage et al.'s measure of
-    how much of what ``W_B`` writes the product keeps: between 0 and 1
-    (submultiplicativity of the Frobenius norm). Shapes: (m, n), (n, p)."""
+    how much of what the writer ``W_A`` writes the reader ``W_B`` keeps:
+    between 0 and 1 (submultiplicativity of the Frobenius norm). Row
+    vectors, as :func:`composition_scores` pairs them: the writer first (a
+    layer-1 head's ``W_OV``), then what reads it (a layer-2 head's ``W_QK``
+    for Q, ``W_QKᵀ`` for K, ``W_OV`` for V). Shapes: (m, n), (n, p)."""
     _c.check_pair(W_A, W_B)
     A, B = W_A.to(torch.float64), W_B.to(torch.float64)
     fro = torch.linalg.matrix_norm
@@ -86,6 +90,32 @@ def composition_baseline(d_model: int, d_k: int, kind: str,
     return sum(scores) / len(scores)
 
 
+def composition_max_baseline(d_model: int, d_k: int, kind: str, h: int,
+                             draws: int = 64, seed: int = 0) -> float:
+    """What the *largest* of a trained model's ``h x h`` composition scores
+    is read against: the mean, over ``draws`` independent draws of ``h``
+    random heads per layer (factors with independent standard normal
+    entries, ``torch.Generator().manual_seed(seed)``), of the largest
+    ``kind`` score of the ``h x h`` pairs. :func:`composition_baseline` is
+    the score of one random pair; the largest of many pairs is higher by
+    chance alone. ``d_model`` at most 256, ``h`` at most 16, ``draws`` at
+    most 256 and ``draws x h x d_model x d_k`` at most 2**20 (about a
+    second)."""
+    kind = _c.check_max_baseline(d_model, d_k, kind, h, draws, seed)
+    g = torch.Generator().manual_seed(seed)
+    best = []
+    for _ in range(draws):
+        layers = []
+        for _layer in range(2):  # W_Q, W_K, W_V (h, d_model, d_k); W_O (h, d_k, d_model)
+            Q, K, V = (torch.randn(h, d_model, d_k, generator=g, dtype=torch.float64)
+                       for _ in range(3))
+            O = torch.randn(h, d_k, d_model, generator=g, dtype=torch.float64)
+            layers.append((Q, K, V, O))
+        scores = qkv_composition_core(*layers)[KINDS.index(kind)]  # (h, h)
+        best.append(float(scores.max()))
+    return sum(best) / len(best)
+
+
 def repeated_sequences(n: int = REPEAT_N, L: int = 16, seed: int = REPEAT_SEED) -> torch.Tensor:
     """``n`` sequences of ``L/2`` distinct random words, each repeated once:
     ``a b c ... a b c ...``. In the second copy, the word after a token's
@@ -125,5 +155,5 @@ def read_circuits(model, noise=None) -> dict:
 
 
 __all__ = ["KINDS", "READOUTS", "GRAPH_READOUTS", "composition_score", "composition_scores",
-           "composition_baseline", "repeated_sequences", "prefix_matching_scores",
-           "read_circuits"]
+           "composition_baseline", "composition_max_baseline", "repeated_sequences",
+           "prefix_matching_scores", "read_circuits"]
