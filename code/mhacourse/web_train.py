@@ -14,7 +14,7 @@ graph          inputs                                      outputs
 ``step``       weights, ``m``, ``v`` (AdamW's moments),    ``loss``,
                ``s``, ``steps``, ``warmup`` () float,      ``grad_norm`` (),
                ``layer_on`` (2,), ``x`` (32, 16) int64,    the new weights,
-               ``heads`` (h,)                              ``m``, ``v``; the
+               ``heads`` (h,), ``clip`` () float            ``m``, ``v``; the
                                                            gradients (fetched
                                                            by the tests only)
 ``forward``    weights, ``ids`` (1, L) int64,              ``logits``,
@@ -36,8 +36,9 @@ graph          inputs                                      outputs
 ``heads`` (any values) and ``head_mask``'s second axis give h; ``layer_on``
 (1 run the block, 0 skip it) and ``head_mask`` (1 keep the head, 0 remove
 it) are :func:`~mhacourse.tiny_model.model.forward_core`'s; ``warmup`` is
-the warm-up's length (100 on, 0 off). The knobs are inputs of the same
-graphs, so the page has no second code path for them.
+the warm-up's length (100 on, 0 off); ``clip`` the bound on the gradients'
+global norm (1 on, 0 off: :func:`train`'s ``clip=None``). The knobs are
+inputs of the same graphs, so the page has no second code path for them.
 
 They are :mod:`mhacourse.tiny_model.step`'s functions: the model is
 :func:`~mhacourse.tiny_model.model.forward_core`, the gradients are
@@ -214,9 +215,9 @@ def graph_functions(cfg: TinyConfig = EXAMPLE) -> dict:
         return st.init_core(noise.float(), width, seed, heads, identical)
 
     def step(*a):
-        s, steps, warmup, on, x, h = a[3 * n:]
+        s, steps, warmup, on, x, h, clip = a[3 * n:]
         loss, p, m, v, grads, norm = st.train_step_core(
-            a[:n], a[n:2 * n], a[2 * n:3 * n], s, steps, x, h, warmup, on)
+            a[:n], a[n:2 * n], a[2 * n:3 * n], s, steps, x, h, warmup, on, clip)
         return (loss, norm, *p, *m, *v, *grads)
 
     def forward(*a):  # h is head_mask's second axis: no heads input here
@@ -238,8 +239,10 @@ def graph_functions(cfg: TinyConfig = EXAMPLE) -> dict:
                         heads(), torch.tensor(0.0)),
                  ["noise", "width", "seed", "heads", "identical"], names),
         "step": (step, (*P, *zeros(), *zeros(), torch.tensor(0.0), torch.tensor(800.0),
-                        torch.tensor(float(cfg.warmup)), layer_on(), x, heads()),
-                 [*names, *moments, "s", "steps", "warmup", "layer_on", "x", "heads"],
+                        torch.tensor(float(cfg.warmup)), layer_on(), x, heads(),
+                        torch.tensor(st.CLIP)),
+                 [*names, *moments, "s", "steps", "warmup", "layer_on", "x", "heads",
+                  "clip"],
                  ["loss", "grad_norm", *[f"new_{k}" for k in names + moments],
                   *[f"grad_{k}" for k in names]]),
         "forward": (forward, (*P, x[:1, :5], head_mask(), layer_on()),
@@ -304,7 +307,7 @@ def _dynamic_shapes(kind: str, args, cfg: TinyConfig = EXAMPLE):
     N = torch.export.Dim("N", min=1, max=4096)
     special = {"heads": {0: H}, "head_mask": {1: H}, "layer_on": None, "x": None,
                "noise": None, "seed": None, "identical": None, "width": {0: D},
-               "s": None, "steps": None, "warmup": None,
+               "s": None, "steps": None, "warmup": None, "clip": None,
                "ids": {1: L}}
     if kind == "evaluate":
         special["x"] = {0: N}  # any number of held-out sequences; step's is (32, 16)

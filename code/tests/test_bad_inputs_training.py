@@ -133,6 +133,11 @@ STEP_ROWS = [
     ("layer_on-half", lambda: step_args(layer_on=torch.tensor([1.0, 0.5])), "layer_on"),
     ("layer_on-NaN", lambda: step_args(layer_on=torch.tensor([1.0, math.nan])), "layer_on"),
     ("layer_on-list", lambda: step_args(layer_on=[1, 0]), "layer_on"),
+    ("clip-negative", lambda: step_args(clip=-1.0), "clip"),
+    ("clip-NaN", lambda: step_args(clip=float("nan")), "clip"),
+    ("clip-inf", lambda: step_args(clip=float("inf")), "clip"),
+    ("clip-string", lambda: step_args(clip="1"), "clip"),
+    ("clip-bool", lambda: step_args(clip=True), "clip"),
 ]
 
 
@@ -265,6 +270,27 @@ def test_train_step_takes_one_layer_and_the_knobs():
     for name, g, a, b in zip(st.param_names(), grads, P2, P):
         if name.startswith("blocks.1."):
             assert torch.equal(g, torch.zeros_like(g)) and torch.equal(a, b), name
+
+
+def test_train_step_clip_off_is_zero_or_none():
+    """clip=0 and clip=None both leave the gradients unscaled; the default
+    (1, as train()) scales them when their norm is over 1."""
+    P, M, V = start()
+    on = st.train_step(P, M, V, 0, 10, X, torch.zeros(H))
+    off = [st.train_step(P, M, V, 0, 10, X, torch.zeros(H), clip=c) for c in (0, None)]
+    for a, b in zip(off[0][1], off[1][1]):
+        assert torch.equal(a, b)
+    big = st.train_step(P, M, V, 0, 10, X, torch.zeros(H), clip=1e-3)
+    assert on[5].item() > 1e-3  # the norm is over the small bound: it clips
+    assert not all(torch.equal(a, b) for a, b in zip(big[2], off[0][2]))  # m differs
+
+
+def test_train_refuses_a_bad_clip():
+    cfg = tm.TinyConfig(h=2, d_k=4)
+    for bad in (0, -1.0, float("nan"), "1", True):
+        with pytest.raises(ValueError) as info:
+            tm.train(cfg, 1, clip=bad)
+        assert_the_packages_error(info, "clip")
 
 
 def test_page_sizes_and_messages():

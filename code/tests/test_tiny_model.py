@@ -164,7 +164,7 @@ def test_attention_on_a_sentence():
 # --- one run, two engines ------------------------------------------------------------
 
 def core_run(cfg, steps, seed=0, data_seed=0, run_steps=None, layer_on=None,
-             identical=False):
+             identical=False, clip=st.CLIP):
     """``run_steps`` steps of a ``steps``-step run by iterating
     step.train_step_core (the function the page runs), from
     TinyTransformer(cfg, seed)'s weights on train()'s batches. Returns
@@ -179,7 +179,7 @@ def core_run(cfg, steps, seed=0, data_seed=0, run_steps=None, layer_on=None,
         x = tasks.sample(cfg.batch, generator=g)[0]
         loss, P, M, V, _, _ = st.train_step_core(
             P, M, V, torch.tensor(float(s)), torch.tensor(float(steps)), x,
-            torch.zeros(cfg.h), torch.tensor(float(cfg.warmup)), layer_on)
+            torch.zeros(cfg.h), torch.tensor(float(cfg.warmup)), layer_on, clip)
         losses.append(loss.item())
     return losses, P
 
@@ -215,6 +215,45 @@ def test_train_and_the_pages_step_give_the_same_losses(h, d_k, seed):
     worst = max(abs(a - b) / abs(b) for a, b in zip(core, ref))
     assert worst <= 1e-4, worst
     assert core[-1] < core[0] - 0.5  # and it trains
+
+
+def hand_loop(cfg, steps, seed=0):
+    """train()'s loop written out by hand with no clip_grad_norm_: AdamW,
+    warm-up then cosine, train()'s batches. Returns the losses."""
+    model = tm.TinyTransformer(cfg, seed=seed)
+    opt = torch.optim.AdamW(model.parameters(), lr=cfg.peak_lr,
+                            weight_decay=cfg.weight_decay, betas=(0.9, 0.98))
+    total = torch.tensor(steps, dtype=torch.float64)
+    sched = torch.optim.lr_scheduler.LambdaLR(opt, lambda s: float(tm.training.lr_factor(
+        torch.tensor(s, dtype=torch.float64), total, cfg.warmup)))
+    g = torch.Generator().manual_seed(10_000)
+    losses = []
+    model.train()
+    for _ in range(steps):
+        x, y, kind = tasks.sample(cfg.batch, generator=g)
+        loss = tm.loss_fn(model(x), y, kind)
+        opt.zero_grad(set_to_none=True)
+        loss.backward()
+        opt.step()
+        sched.step()
+        losses.append(loss.item())
+    return losses
+
+
+def test_train_with_clipping_off_is_a_loop_without_clipping():
+    """train(..., clip=None) is the hand-written loop with no
+    clip_grad_norm_ (losses equal), and so is the page's step with clip 0
+    (to 1e-4, relative); a bound the norms pass (0.05) gives other losses."""
+    cfg = tm.TinyConfig(h=4, d_k=16)
+    data = tm.heldout(n=8)
+    _, off = tm.train(cfg, 30, seed=0, eval_every=1, eval_data=data, clip=None)
+    _, on = tm.train(cfg, 30, seed=0, eval_every=1, eval_data=data, clip=0.05)
+    got = [e["loss"] for e in off["history"]]
+    assert got == hand_loop(cfg, 30)
+    assert got != [e["loss"] for e in on["history"]]
+    core, _ = core_run(cfg, 30, clip=0.0)
+    worst = max(abs(a - b) / abs(b) for a, b in zip(core, got))
+    assert worst <= 1e-4, worst
 
 
 def test_history_records_the_run():

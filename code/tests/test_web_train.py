@@ -58,7 +58,7 @@ def run(session, *arrays, outputs=None, **named):
     h = len(heads) if heads is not None else 1
     off = {"warmup": scalar(100), "layer_on": np.ones(2, np.float32),
            "head_mask": np.ones((2, h), np.float32), "identical": scalar(0),
-           "heads": heads}
+           "clip": scalar(1.0), "heads": heads}
     feed = {n: np.asarray(feed[n] if n in feed else off[n]) for n in names}
     return session.run(outputs, feed)
 
@@ -245,7 +245,7 @@ def test_evaluate_graph_equals_the_package(graphs):
 
 @pytest.mark.parametrize("h,d_k", [(4, 16), (3, 20)])
 def test_the_knobs_are_inputs_of_the_step(graphs, h, d_k):
-    """Warm-up off and layer 2 off, as inputs of the one step graph: five
+    """Warm-up off, clipping off and layer 2 off, as inputs of the one step graph: five
     steps equal step.train_step_core's (loss, norm <= 1e-5 relative), and
     block 2's weights stay exactly as they were."""
     P0 = start(h, d_k)
@@ -257,10 +257,11 @@ def test_the_knobs_are_inputs_of_the_step(graphs, h, d_k):
     on = np.array([1, 0], np.float32)
     for s in range(5):
         loss, norm, P, M, V, _ = step_outputs(graphs["step"], P, M, V, s, 800, xs[s], h,
-                                              warmup=scalar(0), layer_on=on)
+                                              warmup=scalar(0), layer_on=on,
+                                              clip=scalar(0))
         lt, Pt, Mt, Vt, _, nt = st.train_step_core(
             Pt, Mt, Vt, torch.tensor(float(s)), torch.tensor(800.0), xs[s],
-            torch.zeros(h), torch.tensor(0.0), torch.from_numpy(on))
+            torch.zeros(h), torch.tensor(0.0), torch.from_numpy(on), 0.0)
         assert abs(loss - lt.item()) <= 1e-5 * lt.item()
         assert abs(norm - nt.item()) <= 1e-5 * nt.item()
     for name, a, b in zip(st.param_names(), P, P0):

@@ -60,7 +60,8 @@ async function setup(msg) {
   const zeros = () => params.map((p) => new ort.Tensor("float32", new Float32Array(p.size), p.dims));
   run = { h: msg.h, d_k: msg.d_k, d_model: d, seed: msg.seed, params: params,
     m: zeros(), v: zeros(), s: 0, steps: msg.steps, running: false, drawEvery: msg.drawEvery,
-    warmup: knobs.warmup == null ? null : knobs.warmup, layerOn: knobs.layerOn || null };
+    warmup: knobs.warmup == null ? null : knobs.warmup, layerOn: knobs.layerOn || null,
+    clip: knobs.clip == null ? null : knobs.clip };
   const count = params.reduce((n, p) => n + p.size, 0);
   postWithWeights({ type: "ready", h: msg.h, d_k: msg.d_k, d_model: d, params: count,
     steps: msg.steps, key: msg.key,
@@ -85,6 +86,7 @@ async function step() {
   feeds.s = scalar(s);
   feeds.steps = scalar(run.steps);
   if (run.warmup != null && has("step", "warmup")) { feeds.warmup = scalar(run.warmup); }
+  if (has("step", "clip")) { feeds.clip = scalar(run.clip == null ? 1 : run.clip); }
   if (has("step", "layer_on")) {
     const on = run.layerOn || new Array(T.n_layers).fill(1);
     feeds.layer_on = new ort.Tensor("float32", Float32Array.from(on), [T.n_layers]);

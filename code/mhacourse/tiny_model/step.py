@@ -7,7 +7,7 @@ browser then trains with the package's model and PyTorch's own gradients,
 :mod:`mhacourse.web_train`)::
 
     loss, g  = grad_and_value(loss_fn(forward_core(x; theta)))     torch.func
-    g       *= min(1, clip / (||g|| + 1e-6))                        global norm
+    g       *= min(1, clip / (||g|| + 1e-6))    (clip > 0; 0: off)   global norm
     lr       = peak_lr(d_model) * lr_factor(s, steps, warmup)       warm-up, cosine
     m        = m + (1 - beta_1) (g - m)                             AdamW
     v        = beta_2 v + (1 - beta_2) g^2
@@ -48,7 +48,7 @@ from .training import loss_core, lr_factor, read_out_core
 
 BETAS = (0.9, 0.98)  # AdamW's, as train() sets them (0.98: Vaswani et al. 2017)
 ADAM_EPS = 1e-8  # torch.optim.AdamW's default
-CLIP = 1.0  # global gradient-norm bound, as train()
+CLIP = 1.0  # global gradient-norm bound, as train()'s default (0 here: no clipping)
 CONFIG = TinyConfig()  # everything but h and d_k: layers, warm-up, batch, decay
 MAX_STEPS = 10**6  # train()'s bound on a run's length
 PER_BLOCK = len(param_names(1)) - len(param_names(0))  # tensors per block
@@ -77,7 +77,7 @@ def adamw_core(p, g, m, v, t, lr, weight_decay: float = CONFIG.weight_decay):
 
 
 def train_step_core(params, m, v, s, steps, x, heads, warmup=CONFIG.warmup,
-                    layer_on=None):
+                    layer_on=None, clip=CLIP):
     """One step of :func:`~mhacourse.tiny_model.training.train`, no checks
     (the page runs this, exported; :func:`train_step` checks, then calls it).
 
@@ -88,7 +88,9 @@ def train_step_core(params, m, v, s, steps, x, heads, warmup=CONFIG.warmup,
     (targets and parts come from :func:`tasks.targets`); ``heads`` (h,), any
     values: only its length is read, as h; ``warmup`` () float, warm-up
     steps (100 on, 0 off); ``layer_on`` (n_layers,) 1 or 0 per block, or
-    ``None`` (:func:`~mhacourse.tiny_model.model.forward_core`).
+    ``None`` (:func:`~mhacourse.tiny_model.model.forward_core`); ``clip``
+    a number or () float, the bound on the gradients' global norm (1 as
+    :func:`train` by default; 0: no clipping, ``train(..., clip=None)``).
 
     Returns ``(loss, params, m, v, grads, norm)``: the loss () before the
     update, the updated tensors, the gradients before clipping and their
@@ -103,7 +105,9 @@ def train_step_core(params, m, v, s, steps, x, heads, warmup=CONFIG.warmup,
 
     grads, loss = grad_and_value(loss_of)(tuple(params))
     norm = torch.stack([g.square().sum() for g in grads]).sum().sqrt()  # ()
-    scale = torch.clamp(CLIP / (norm + 1e-6), max=1.0)  # clip_grad_norm_
+    clip = torch.as_tensor(clip, dtype=norm.dtype)  # ()
+    scale = torch.clamp(clip / (norm + 1e-6), max=1.0)  # clip_grad_norm_
+    scale = torch.where(clip > 0, scale, torch.ones_like(scale))  # 0: no clipping
     d_model = torch.ones_like(params[0][0]).sum()  # () float: W_E's width
     lr = default_peak_lr(d_model) * lr_factor(s, steps, warmup)  # ()
     out = [adamw_core(p, g * scale, m_, v_, s + 1, lr)
@@ -113,19 +117,20 @@ def train_step_core(params, m, v, s, steps, x, heads, warmup=CONFIG.warmup,
 
 
 def train_step(params, m, v, s, steps, x, heads, warmup=CONFIG.warmup,
-               layer_on=None):
+               layer_on=None, clip=CLIP):
     """:func:`train_step_core`, after checking every input: one step of
     :func:`~mhacourse.tiny_model.training.train`.
 
     ``s`` and ``steps`` may be whole numbers or () tensors (``0 <= s <
     steps``); ``heads`` (h,) with h dividing d_model; ``x`` (B, L) word ids,
-    ``L`` at most ``max_len``; ``warmup`` >= 0. Bad input raises one
+    ``L`` at most ``max_len``; ``warmup`` >= 0; ``clip`` > 0, or 0 or
+    ``None`` for no clipping. Bad input raises one
     :class:`~mhacourse.InputError`.
     """
-    s, steps, warmup, layer_on = check_train_step(params, m, v, s, steps, x, heads,
-                                                  warmup, layer_on)
+    s, steps, warmup, layer_on, clip = check_train_step(params, m, v, s, steps, x,
+                                                        heads, warmup, layer_on, clip)
     return train_step_core(tuple(params), tuple(m), tuple(v), s, steps, x, heads,
-                           warmup, layer_on)
+                           warmup, layer_on, clip)
 
 
 def forward_with(params, ids, heads, head_mask=None, layer_on=None):
@@ -171,9 +176,10 @@ def _whole(name: str, value, low: int, high: int) -> float:
     return float(value)
 
 
-def check_train_step(params, m, v, s, steps, x, heads, warmup, layer_on):
+def check_train_step(params, m, v, s, steps, x, heads, warmup, layer_on, clip=CLIP):
     """The inputs of :func:`train_step`, or one InputError. Returns ``s``,
-    ``steps``, ``warmup`` as () float tensors and ``layer_on`` (or None)."""
+    ``steps``, ``warmup`` as () float tensors, ``layer_on`` (or None) and
+    ``clip`` as a () float tensor (0: no clipping)."""
     params, m, v = (_tensors(k, t) for k, t in (("params", params), ("m", m), ("v", v)))
     n = len(params)
     if n < len(param_names(1)) or (n - len(param_names(0))) % PER_BLOCK:
@@ -238,5 +244,9 @@ def check_train_step(params, m, v, s, steps, x, heads, warmup, layer_on):
             raise InputError(f"layer_on must be a ({n_layers},) tensor of 0 (skip "
                              f"the block) and 1 (run it); got {describe(layer_on)}.")
         layer_on = layer_on.float()
-    return (torch.tensor(s_), torch.tensor(steps_), torch.tensor(warm), layer_on)
+    bound = 0.0 if clip is None else check_real(
+        "clip", clip, low=0.0, high=1e6,
+        what="a bound on the gradients' global norm (1 as train(); 0 or None: off)")
+    return (torch.tensor(s_), torch.tensor(steps_), torch.tensor(warm), layer_on,
+            torch.tensor(float(bound)))
 

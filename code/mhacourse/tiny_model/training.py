@@ -10,7 +10,7 @@ import torch
 import torch.nn.functional as F
 
 from .. import tasks
-from .._validate import check_bool, check_nonneg_int, check_seed
+from .._validate import check_bool, check_nonneg_int, check_real, check_seed
 from ..cost import n_params
 from ._checks import check_evaluate, check_loss_fn, check_train
 from .analysis import (  # noqa: F401 (HELDOUT_*: the held-out set's, named here too)
@@ -128,13 +128,15 @@ def _record(model, step: int, losses: list, data) -> dict:
 def train(cfg: TinyConfig, steps: int, seed: int = 0, data_seed: int = 0,
           eval_every: int = 0, identical_heads: bool = False,
           task: tasks.TaskConfig = tasks.TaskConfig(), log_every: int = 0,
-          eval_data=None) -> tuple[TinyTransformer, dict]:
+          eval_data=None, clip: float | None = 1.0) -> tuple[TinyTransformer, dict]:
     """Train a fresh ``TinyTransformer(cfg, seed, identical_heads)`` for
     ``steps`` AdamW steps on batches from ``tasks.sample`` (generator
     ``Generator().manual_seed(10_000 + data_seed)``: the page's batches are
     ``data_seed=0``'s), with a linear warm-up then cosine decay to 0, and the
-    gradients clipped to global norm 1. A page run of (h, d_k, seed) is
-    ``train(TinyConfig(h=h, d_k=d_k), steps, seed=seed)``.
+    gradients clipped to global norm ``clip`` (1 by default; ``None``: not
+    clipped). A page run of (h, d_k, seed) is
+    ``train(TinyConfig(h=h, d_k=d_k), steps, seed=seed)``; with the page's
+    "clip" unticked, ``clip=None``.
 
     Returns ``(model, metrics)``: the model (float32, eval mode) and its
     held-out accuracy (overall and per part), final training loss (mean of the
@@ -149,6 +151,10 @@ def train(cfg: TinyConfig, steps: int, seed: int = 0, data_seed: int = 0,
     check_seed("data_seed", data_seed)
     check_nonneg_int("eval_every", eval_every)
     check_bool("identical_heads", identical_heads)
+    if clip is not None:
+        clip = check_real("clip", clip, low=0.0, low_open=True, high=1e6,
+                          what="a bound on the gradients' global norm, or None "
+                               "(no clipping)")
     model = TinyTransformer(cfg, seed=seed, identical_heads=identical_heads)
     opt = torch.optim.AdamW(model.parameters(), lr=cfg.peak_lr,
                             weight_decay=cfg.weight_decay, betas=(0.9, 0.98))
@@ -168,7 +174,8 @@ def train(cfg: TinyConfig, steps: int, seed: int = 0, data_seed: int = 0,
         loss = loss_fn(model(x), y, kind)
         opt.zero_grad(set_to_none=True)
         loss.backward()
-        torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
+        if clip is not None:
+            torch.nn.utils.clip_grad_norm_(model.parameters(), clip)
         opt.step()
         sched.step()
         losses.append(loss.item())
