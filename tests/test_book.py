@@ -210,3 +210,12 @@ def test_the_guides_table_rows_type_no_measured_value():
         words = re.sub(r"§[\d.]+|\(\w[^()]*\d{4}[a-z]?\)", "", " | ".join(own))
         typed += [(cells[0][:40], v) for v in typed_values(words)]
     assert not typed, f"the guide's tables type measured values: {typed}"
+
+
+def test_chapter_11_numbers_heads_from_1_as_the_page_does():
+    """The explorer page names heads L1H1..: chapter 11 (and the slides and
+    handout made from it) says so once and uses no 0-based head label."""
+    text = (ROOT / "chapters" / "11_how_heads_form.md").read_text(encoding="utf-8")
+    zero_based = re.findall(r"\bL\dH0\b|\bhead 0\b|H\{i\}|H\{j\}|head \{[ij]\}", text)
+    assert not zero_based, f"0-based head labels in chapter 11: {zero_based}"
+    assert "L1H1 is block 1's first head" in text
