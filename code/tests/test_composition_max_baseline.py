@@ -49,8 +49,17 @@ def test_the_largest_of_many_pairs_lies_above_one_pair():
     ((64, 16, "k", 4, 10_000), "draws"),
     ((64, 16, "k", 32), "h"),
     ((256, 256, "k", 1, 64), "fewer draws"),
+    ((64, 16, ["k"], 4), "kind"),
+    ((64, 16, "k", 4, 8, 1.5), "seed"),
     ((64, 16, "k", 4, 8, -1), "seed"),
 ])
 def test_bad_input_gets_one_line(args, words):
-    with pytest.raises(InputError, match=words):
+    with pytest.raises(InputError, match=words) as e:
         C.composition_max_baseline(*args)
+    assert "\n" not in str(e.value)
+
+
+def test_whole_numbers_of_other_types_are_read_as_ints():
+    want = C.composition_max_baseline(64, 16, "q", 4, draws=2, seed=3)
+    assert C.composition_max_baseline(torch.tensor(64), 16, "q", 4, draws=2,
+                                      seed=torch.tensor(3)) == want

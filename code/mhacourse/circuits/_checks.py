@@ -118,20 +118,23 @@ def check_baseline(d_model, d_k, kind, samples) -> str:
     return check_kind(kind)
 
 
-def check_max_baseline(d_model, d_k, kind, h, draws, seed) -> str:
+def check_max_baseline(d_model, d_k, kind, h, draws, seed) -> tuple[str, int]:
     """:func:`~mhacourse.circuits.composition_max_baseline`'s inputs; bounded
-    so that it answers in about a second."""
+    so that it answers in about a second. Returns ``kind`` and ``seed`` as
+    an int."""
     check_positive_int("d_model", d_model, 256, "the page's largest d_model")
     check_positive_int("d_k", d_k, d_model)
     check_positive_int("h", h, 16, "the page's largest h")
     check_positive_int("draws", draws, 256)
-    check_seed("seed", seed)
-    work = draws * h * d_model * d_k
+    seed = check_seed("seed", seed)
+    if not isinstance(kind, str):
+        raise InputError(f"kind must be one of 'q', 'k', 'v'; got {describe(kind)}.")
+    work = int(draws) * int(h) * int(d_model) * int(d_k)
     if work > MAX_BASELINE_WORK:
         raise InputError(f"draws x h x d_model x d_k = {work:,} is more than "
                          f"{MAX_BASELINE_WORK:,} (about a second of work): use "
                          f"fewer draws, at most {max(1, MAX_BASELINE_WORK // work * draws)}.")
-    return check_kind(kind)
+    return check_kind(kind), seed
 
 
 def check_repeated(n, L, seed) -> None:

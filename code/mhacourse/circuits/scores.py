@@ -101,7 +101,8 @@ def composition_max_baseline(d_model: int, d_k: int, kind: str, h: int,
     chance alone. ``d_model`` at most 256, ``h`` at most 16, ``draws`` at
     most 256 and ``draws x h x d_model x d_k`` at most 2**20 (about a
     second)."""
-    kind = _c.check_max_baseline(d_model, d_k, kind, h, draws, seed)
+    kind, seed = _c.check_max_baseline(d_model, d_k, kind, h, draws, seed)
+    d_model, d_k, h, draws = int(d_model), int(d_k), int(h), int(draws)
     g = torch.Generator().manual_seed(seed)
     best = []
     for _ in range(draws):
