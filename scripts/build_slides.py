@@ -11,7 +11,7 @@ number and widget of the page is in the deck), and the output is
 ``_build/html/slides/NN_*.slides.html``, next to the site. The decks use the
 site's own copies of reveal.js, MathJax and the widget manager
 (``_static/reveal/``, ``_static/mathjax/``, ``_static/widgets/``): no CDN.
-``_build/html/slides/decks.js`` lists the decks; ``assets/site/slides-link.js``
+``_build/html/slides/decks.js`` lists the decks; ``assets/site/chapter-links.js``
 reads it to put a "Slides" button on each chapter page that has a deck.
 
 Which cells become which slides (the default rule)
@@ -29,11 +29,18 @@ Which cells become which slides (the default rule)
   sub-slides as it needs ("... (continued)"), split between blocks, inside a
   long admonition, or inside a code fence longer than 24 lines; a code cell
   longer than 24 lines is shown over several sub-slides, then its output; a
-  printout longer than 16 lines is cut there, with a pointer to the chapter
+  printout longer than 16 rows (a line longer than about 88 characters wraps,
+  between words, over several) is cut there, with a pointer to the chapter
   page; a picture and a printout of more than 6 lines get a sub-slide each.
-  In the browser, a slide still too tall has its pictures shrunk (not below
+  Code is 18 px, printed output 20 px. In the browser a slide's one figure
+  grows to fill the slide (as wide as the slide or as tall as its room, at
+  most 2x); a slide still too tall has its pictures shrunk (not below
   300 px), then its type (not below 0.8 of its size), then pictures drawn in
   HTML scaled (not below 0.5); ``tests/test_slides.py`` walks every slide;
+- figures carry the page's numbers ("Fig. 20") in their captions, and
+  ``{numref}`` reads as that number;
+- every slide has speaker notes (key S): what the slide leaves out of the
+  page (``scripts/slide_notes.py``);
 - skipped: the hidden Colab cell, cells tagged ``remove-cell``, the
   ``## Exercises`` section, every ``{exercise}``/``{solution}`` block and
   dropdowns; cells tagged ``hide-input``/``remove-input`` show only their
