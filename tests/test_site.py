@@ -627,20 +627,25 @@ SCROLLABLE = """() => [...document.querySelectorAll('body *')].filter(e => {
 @pytest.mark.parametrize("page", ["chapters/07_whole_formula_and_cost.html",
                                   "chapters/08_how_many_heads.html",
                                   "chapters/11_how_heads_form.html"])
-def test_scrollable_regions_take_focus_before_the_page_settles(page):
+def test_scrollable_regions_take_focus_before_the_page_settles(narrow, page):
     """A region that scrolls (a wide printout, a table) must take the
     keyboard's focus. The theme marks them on the window's "load" event; on
     a busy machine that came seconds late, and 22 regions of chapters 7, 8
     and 11 could not be reached until then. With the processor slowed 6
     times: none unreachable when the document is parsed, nor once settled."""
-    with serve() as base, offline_page(base, width=1280, height=900) as (browser, blocked):
-        cdp = browser.context.new_cdp_session(browser)
-        cdp.send("Emulation.setCPUThrottlingRate", {"rate": 6})
+    base, browser, blocked = narrow
+    browser.set_viewport_size({"width": 1280, "height": 900})
+    cdp = browser.context.new_cdp_session(browser)
+    cdp.send("Emulation.setCPUThrottlingRate", {"rate": 6})
+    try:
         browser.goto(f"{base}/{page}", wait_until="domcontentloaded")
         early = browser.evaluate(SCROLLABLE)
         browser.wait_for_load_state("load")
         _settle(browser)
         late = browser.evaluate(SCROLLABLE)
+    finally:
+        cdp.send("Emulation.setCPUThrottlingRate", {"rate": 1})
+        cdp.detach()
     assert early == [], f"{page}: scrollable regions without focus when parsed: {early}"
     assert late == [], f"{page}: scrollable regions without focus once settled: {late}"
     assert blocked == []
