@@ -416,13 +416,26 @@ CHAPTER_HTML = [p for p in NOTEBOOK_PAGES if re.search(r"/\d\d_", p)]
 
 
 @pytest.fixture(scope="module")
-def narrow():
-    """A second browser for the narrow viewports (the ``site`` fixture's page
-    stays at 1280 x 900)."""
-    if not (SITE / "index.html").exists():
-        pytest.fail("the site is not built: run `make book` first")
-    with serve() as base, offline_page(base, width=1024, height=768) as (page, blocked):
-        yield base, page, blocked
+def narrow(site):
+    """A second page, in the ``site`` fixture's browser (one Playwright at a
+    time), for the narrow viewports; the ``site`` page stays at 1280 x 900.
+    Every request that leaves the site is blocked and recorded, as there."""
+    base, page, _ = site
+    blocked: list[str] = []
+
+    def route(r):
+        url = r.request.url
+        if url.startswith(base) or url.startswith(("data:", "blob:")):
+            return r.continue_()
+        blocked.append(url)
+        return r.abort()
+
+    context = page.context.browser.new_context(viewport={"width": 1024, "height": 768})
+    context.route("**/*", route)
+    try:
+        yield base, context.new_page(), blocked
+    finally:
+        context.close()
 
 
 def _settle(browser) -> None:

@@ -63,9 +63,13 @@
     queued = true;
     Promise.resolve().then(function () { queued = false; markScrollers(); });
   }
-  new MutationObserver(function (changes) {
+  var parsing = new MutationObserver(function (changes) {
     if (changes.some(function (c) { return c.type === "childList"; })) { queueMark(); }
-  }).observe(document.documentElement, { childList: true, subtree: true });
+  });
+  parsing.observe(document.documentElement, { childList: true, subtree: true });
+  // from "load" on, the theme's own observer keeps them marked: stop ours
+  // (a page that redraws often, like the trainer's, need not pay twice)
+  window.addEventListener("load", function () { parsing.disconnect(); markScrollers(); });
   document.addEventListener("DOMContentLoaded", markScrollers);
   document.addEventListener("load", queueMark, true);    // each picture, in capture
   window.addEventListener("resize", queueMark);
