@@ -46,6 +46,62 @@ RAW_TEX = re.compile(r"\\\(|\\\)|\\\[|\\\]|\$\$|\\frac|\\sqrt|\\text\{|\\mathrm"
 
 PREPARE = r"""
 async () => {
+  // Remove from a code listing the lines of myst_nb's glue: `glue(...)`
+  // calls (over as many lines as their brackets take), its import, and a
+  // block header (`for ...:`) left with no body. Returns the lines removed.
+  function dropGlueLines(pre) {
+    const lines = pre.textContent.split("\n");
+    const drop = new Set();
+    let depth = 0, open = false;
+    lines.forEach((line, i) => {
+      const t = line.trim();
+      if (!open && /^(glue\(|from myst_nb import glue\b|import myst_nb\b)/.test(t)) {
+        open = true; depth = 0;
+      }
+      if (open) {
+        drop.add(i);
+        const code = t.replace(/(["'])(?:\\.|(?!\1).)*\1/g, "");   // brackets in strings
+        depth += (code.match(/[([{]/g) || []).length - (code.match(/[)\]}]/g) || []).length;
+        if (depth <= 0) { open = false; }
+      }
+    });
+    if (!drop.size) { return 0; }
+    const indent = l => l.length - l.trimStart().length;
+    for (let changed = true; changed;) {
+      changed = false;
+      lines.forEach((line, i) => {
+        if (drop.has(i) || !/:\s*(#.*)?$/.test(line.trim())) { return; }
+        let j = i + 1;
+        while (j < lines.length && (drop.has(j) || !lines[j].trim())) { j += 1; }
+        if (j >= lines.length || indent(lines[j]) <= indent(line)) { drop.add(i); changed = true; }
+      });
+    }
+    // delete the dropped lines' characters, last first, from the highlighted DOM
+    const starts = [];
+    let at = 0;
+    lines.forEach(l => { starts.push(at); at += l.length + 1; });
+    const texts = [];
+    const walker = document.createTreeWalker(pre, NodeFilter.SHOW_TEXT);
+    for (let n = walker.nextNode(), pos = 0; n; n = walker.nextNode()) {
+      texts.push([n, pos]); pos += n.data.length;
+    }
+    const point = off => {
+      for (let k = texts.length - 1; k >= 0; k--) {
+        const [n, from] = texts[k];
+        if (from <= off) { return [n, Math.min(off - from, n.data.length)]; }
+      }
+      return [texts[0][0], 0];
+    };
+    [...drop].sort((a, b) => b - a).forEach(i => {
+      const range = document.createRange();
+      const [n0, o0] = point(starts[i]);
+      const [n1, o1] = point(Math.min(starts[i] + lines[i].length + 1, at - 1));
+      range.setStart(n0, o0); range.setEnd(n1, o1);
+      range.deleteContents();
+    });
+    return drop.size;
+  }
+
   // MathJax: wait until the page is typeset
   if (window.MathJax && MathJax.startup && MathJax.startup.promise) {
     await MathJax.startup.promise;
@@ -59,6 +115,37 @@ async () => {
   const solutions = document.querySelectorAll(".solution, div.solution, details.solution");
   report.solutions_removed = solutions.length;
   solutions.forEach(e => e.remove());
+  // an exercise's code (the attempt it asks about, with the checker's call)
+  // is folded on the page; on paper it is printed, open
+  report.exercise_code_opened = 0;
+  document.querySelectorAll(".exercise").forEach(ex => {
+    for (let c = ex.nextElementSibling; c && c.classList.contains("cell");
+         c = c.nextElementSibling) {
+      c.querySelectorAll("details.hide").forEach(d => {
+        d.open = true; d.classList.add("handout-open"); report.exercise_code_opened += 1; });
+    }
+  });
+  // the lines that hand numbers to the prose (myst_nb's glue) are build
+  // plumbing, not the lesson: not printed
+  report.glue_lines_removed = 0;
+  document.querySelectorAll(".cell_input pre").forEach(pre => {
+    const dropped = dropGlueLines(pre);
+    report.glue_lines_removed += dropped;
+    if (dropped && !pre.textContent.trim()) {
+      pre.closest(".cell_input").style.display = "none";
+    }
+  });
+  // a checker's verdict starts with an emoji (U+2705 / U+274C) that no font
+  // of the printing machine may have (it printed as an empty box): the
+  // check mark and ballot x of the text font instead
+  report.verdict_marks = 0;
+  const walker = document.createTreeWalker(article, NodeFilter.SHOW_TEXT);
+  for (let n = walker.nextNode(); n; n = walker.nextNode()) {
+    if (/[\u2705\u274c]/.test(n.data)) {
+      report.verdict_marks += (n.data.match(/[\u2705\u274c]/g) || []).length;
+      n.data = n.data.replace(/\u2705/g, "\u2713").replace(/\u274c/g, "\u2717");
+    }
+  }
   // other dropdowns: opened
   document.querySelectorAll(".admonition.dropdown .toggle-hidden")
     .forEach(e => e.classList.remove("toggle-hidden"));

@@ -11,7 +11,7 @@ number and widget of the page is in the deck), and the output is
 ``_build/html/slides/NN_*.slides.html``, next to the site. The decks use the
 site's own copies of reveal.js, MathJax and the widget manager
 (``_static/reveal/``, ``_static/mathjax/``, ``_static/widgets/``): no CDN.
-``_build/html/slides/decks.js`` lists the decks; ``assets/site/slides-link.js``
+``_build/html/slides/decks.js`` lists the decks; ``assets/site/chapter-links.js``
 reads it to put a "Slides" button on each chapter page that has a deck.
 
 Which cells become which slides (the default rule)
@@ -29,11 +29,18 @@ Which cells become which slides (the default rule)
   sub-slides as it needs ("... (continued)"), split between blocks, inside a
   long admonition, or inside a code fence longer than 24 lines; a code cell
   longer than 24 lines is shown over several sub-slides, then its output; a
-  printout longer than 16 lines is cut there, with a pointer to the chapter
+  printout longer than 16 rows (a line longer than about 88 characters wraps,
+  between words, over several) is cut there, with a pointer to the chapter
   page; a picture and a printout of more than 6 lines get a sub-slide each.
-  In the browser, a slide still too tall has its pictures shrunk (not below
+  Code is 18 px, printed output 20 px. In the browser a slide's one figure
+  grows to fill the slide (as wide as the slide or as tall as its room, at
+  most 2x); a slide still too tall has its pictures shrunk (not below
   300 px), then its type (not below 0.8 of its size), then pictures drawn in
   HTML scaled (not below 0.5); ``tests/test_slides.py`` walks every slide;
+- figures carry the page's numbers ("Fig. 20") in their captions, and
+  ``{numref}`` reads as that number;
+- every slide has speaker notes (key S): what the slide leaves out of the
+  page (``scripts/slide_notes.py``);
 - skipped: the hidden Colab cell, cells tagged ``remove-cell``, the
   ``## Exercises`` section, every ``{exercise}``/``{solution}`` block and
   dropdowns; cells tagged ``hide-input``/``remove-input`` show only their
@@ -65,6 +72,9 @@ import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 
+import slide_notes
+from slide_template import DECK_CSS, TEMPLATE
+
 ROOT = Path(__file__).resolve().parent.parent
 CHAPTERS = ROOT / "chapters"
 STATIC = "../_static"          # the decks live in html/slides/, the site's assets in html/_static/
@@ -85,12 +95,15 @@ ADMONITIONS = {"admonition", "note", "tip", "important", "warning", "caution", "
 SHORT_LEAD = 400               # characters of text a code cell may join on one slide
 LONG_CODE = 12                 # lines: a longer cell's output gets a sub-slide of its own
 SLIDE_W, SLIDE_H = 1280, 720   # the slide box (16:9), in CSS pixels before reveal.js scales it
-CODE_MAX = 24                  # lines of code on one slide (16 px type, 1.3 line height)
-OUTPUT_MAX = 16                # lines of printed output on one slide; the rest stays on the page
+CODE_MAX = 24                  # lines of code on one slide (18 px type, 1.3 line height)
+OUTPUT_MAX = 16                # lines of printed output on one slide (20 px type, 1.3 line
+OUTPUT_COLS = 88               # height, about 88 characters a line); the rest stays on the page
 TEXT_BUDGET = 600              # estimated pixels of Markdown on one slide (the box is 720 high)
 MIN_IMG = 300                  # px: the deck shrinks a picture to fit its slide, never below this
 FIT_MIN = 0.8                  # ... and then the slide's type, never below this share of its size
 MIN_ZOOM = 0.5                 # ... and then a picture drawn in HTML (heatmap grids, widgets)
+MAX_GROW = 2.0                 # a slide's one figure grows to fill it, to at most 2 x its size
+GROW_MARGIN = 56               # px left free under it (the caption clears the arrows)
 GLUE_PREFIX = "application/papermill.record/"
 
 
@@ -252,6 +265,20 @@ def _glue_text(name_fmt: str, glue: dict) -> str:
 
 
 LABELS: dict[str, str] = {}   # label -> title, for {ref} (filled per chapter)
+FIGURES: dict[str, str] = {}  # figure name -> its number on the page ("Fig. 20"), per chapter
+LEFT_OUT: list[str] = []      # what the slides leave out (dropdowns), for the speaker notes
+
+
+def figure_numbers(page: Path) -> dict[str, str]:
+    """The numbers Sphinx gave the chapter's figures on its built page
+    (``{"fig-phase-change": "Fig. 20"}``): the deck's captions carry them
+    and ``{numref}`` resolves to them, as on the page."""
+    if not page.exists():
+        return {}
+    text = page.read_text()
+    found = re.findall(r'<figure[^>]*\bid="([^"]+)"[^>]*>(?:(?!</figure>).)*?'
+                       r'<span class="caption-number">([^<]+)</span>', text, re.S)
+    return {name: " ".join(number.split()) for name, number in found}
 
 
 def collect_labels(nb) -> dict[str, str]:
@@ -261,7 +288,7 @@ def collect_labels(nb) -> dict[str, str]:
         if cell.cell_type == "code":
             fig = cell.metadata.get("mystnb", {}).get("figure", {})
             if fig.get("name"):
-                found[fig["name"]] = "the figure"
+                found[fig["name"]] = FIGURES.get(fig["name"], "the figure")
             continue
         lines = cell.source.splitlines()
         for i, line in enumerate(lines):
@@ -304,8 +331,13 @@ def inline(text: str, glue: dict) -> str:
             return f"({shown})"
         if name.startswith("cite"):
             return f"[{shown}]"
-        if name in ("numref",) and not label:
-            return "the figure"
+        if name == "numref":
+            number = FIGURES.get(target)
+            if number is None:
+                return shown if label else "the figure"
+            if label:                            # {numref}`Figure %s <name>`
+                return shown.replace("%s", number.split()[-1].rstrip("."))
+            return number
         if name == "ref" and not label:
             return LABELS.get(content, content)
         return shown                             # ref, term, download, ...
@@ -425,6 +457,9 @@ def render_directive(d: Directive, glue: dict, base: Path) -> str:
     name = d.name
     cls = str(d.options.get("class", ""))
     if name in SKIP_DIRECTIVES or "dropdown" in cls.split() or "dropdown" in d.options:
+        if name not in ("exercise", "solution", "exercise-start", "solution-start",
+                        "exercise-end", "solution-end", "toctree"):
+            LEFT_OUT.append(d.arg or name)       # for the speaker notes
         return ""
     body = render(parse_blocks(d.body), glue, base)
     if name in ADMONITIONS:
@@ -488,6 +523,7 @@ class Unit:
     lines: int = 0             # lines of code shown
     extra: list = field(default_factory=list)   # cells that follow (captions)
     continued: bool = False    # the rest of a unit too long for one slide: a sub-slide of its own
+    notes: list = field(default_factory=list)   # the speaker notes it adds (slide_notes.py)
 
 
 # --------------------------------------------------------------------------
@@ -534,7 +570,7 @@ def _block_height(block: str) -> float:
     """Estimated height (px) of one block on a slide (a guess that errs high)."""
     first = block.lstrip().splitlines()[0] if block.strip() else ""
     if FENCE.match(first):
-        return 20.8 * max(1, len(block.splitlines()) - 2) + 36
+        return 23.4 * max(1, len(block.splitlines()) - 2) + 36
     if re.match(r"^#{1,3}\s", first):
         return {1: 100, 2: 80, 3: 66}[len(first) - len(first.lstrip("#"))]
     if block.strip().startswith("$$"):
@@ -664,9 +700,15 @@ def split_outputs(cell):
     return pictures, printed
 
 
+def _rows(line: str) -> int:
+    """Rows a printed line takes on a slide (it wraps at about OUTPUT_COLS)."""
+    return max(1, -(-len(line.rstrip()) // OUTPUT_COLS))
+
+
 def short_output(cell):
-    """Printed output longer than OUTPUT_MAX lines: its first lines, and a
-    pointer to the chapter page for the rest (a slide cannot scroll)."""
+    """Printed output longer than OUTPUT_MAX rows (a long line wraps over
+    several): its first lines, and a pointer to the chapter page for the
+    rest (a slide cannot scroll)."""
     for out in cell.get("outputs", []):
         if out.get("output_type") == "stream":
             key, holder = "text", out
@@ -676,10 +718,15 @@ def short_output(cell):
             continue
         text = holder[key] if isinstance(holder[key], str) else "".join(holder[key])
         lines = text.rstrip("\n").splitlines()
-        if len(lines) > OUTPUT_MAX:
-            rest = len(lines) - (OUTPUT_MAX - 1)
-            holder[key] = "\n".join(lines[:OUTPUT_MAX - 1]) + \
-                f"\n\u2026 {rest} more lines: see the chapter page\n"
+        if sum(map(_rows, lines)) > OUTPUT_MAX:
+            keep, used = 0, 0
+            while keep < len(lines) and used + _rows(lines[keep]) <= OUTPUT_MAX - 1:
+                used += _rows(lines[keep])
+                keep += 1
+            keep = max(keep, 1)
+            holder[key] = "\n".join(lines[:keep]) + \
+                f"\n\u2026 {len(lines) - keep} more lines: see the chapter page\n"
+            cell.metadata.setdefault("transient", {})["output_cut"] = True
     return cell
 
 
@@ -692,7 +739,9 @@ def markdown_units(cell, glue: dict) -> list[Unit]:
     def flush(kind: str = "text"):
         if current and any((isinstance(i, str) and i.strip()) or not isinstance(i, str)
                            for i in current):
-            units.append(Unit(kind, render(current, glue, CHAPTERS)))
+            markdown = render(current, glue, CHAPTERS)
+            units.append(Unit(kind, markdown, notes=slide_notes.left_out_note(LEFT_OUT)))
+        LEFT_OUT.clear()
         current.clear()
 
     pending = "text"
@@ -719,7 +768,9 @@ def markdown_units(cell, glue: dict) -> list[Unit]:
             special = "myth"
         if special:
             flush(pending)
-            units.append(Unit(special, render([item], glue, CHAPTERS)))
+            markdown = render([item], glue, CHAPTERS)
+            units.append(Unit(special, markdown, notes=slide_notes.left_out_note(LEFT_OUT)))
+            LEFT_OUT.clear()
             pending = "text"
         else:
             current.append(item)
@@ -755,8 +806,10 @@ def clean_code_cell(cell):
     extra = []
     caption = mystnb.get("figure", {}).get("caption")
     if caption:
+        number = FIGURES.get(mystnb.get("figure", {}).get("name", ""))
+        number = f"<strong>{html.escape(number)}</strong> " if number else ""
         extra.append(nbformat.v4.new_markdown_cell(
-            f'<p class="caption">{html.escape(" ".join(str(caption).split()))}</p>'))
+            f'<p class="caption">{number}{html.escape(" ".join(str(caption).split()))}</p>'))
     return cell, extra
 
 
@@ -783,6 +836,8 @@ def chapter_units(nb, glue: dict) -> list[Unit]:
                 continue
             clean, extra = clean_code_cell(cell)
             clean = short_output(clean)
+            figure = FIGURES.get(clean.metadata.get("mystnb", {}).get("figure", {}).get("name", ""))
+            notes = slide_notes.code_notes(clean, figure)
             pictures, printed = split_outputs(clean)
             if printed is not None and override is None:
                 # a picture and a long printout: the printout gets a sub-slide of its own
@@ -812,39 +867,72 @@ def chapter_units(nb, glue: dict) -> list[Unit]:
             else:
                 units.append(Unit("code", cell=clean, override=override, extra=extra,
                                   lines=lines))
+            units[-1].notes += notes
             if extra_text is not None:
                 units.append(Unit("code", cell=extra_text, continued=True))
         # raw cells are not shown
     return units
 
 
-def assign_slides(units: list[Unit]):
-    """Units -> cells carrying ``slideshow.slide_type`` for nbconvert."""
+def assign_slides(units: list[Unit], first_notes: list[str] | None = None):
+    """Units -> cells carrying ``slideshow.slide_type`` for nbconvert; each
+    slide ends with a notes cell (scripts/slide_notes.py), the first slide's
+    starting from ``first_notes``."""
     import nbformat
 
     cells: list = []
     skipping = False
     text = 0                   # characters of text on the current (sub)slide
     cells_here = False         # a code cell (with or without a figure) on it
+    notes: list[str] = list(first_notes or [])   # the current slide's speaker notes
+    section = part = None      # the ## (and ###) heading the current slide belongs to
+
+    closed = True              # the current slide's notes are written
+
+    def close_slide():
+        nonlocal closed
+        if not cells:
+            return
+        markdown = slide_notes.notes_markdown(notes, section)
+        if cells and markdown and not closed:
+            cell = nbformat.v4.new_markdown_cell(markdown)
+            cell.metadata["slideshow"] = {"slide_type": "notes"}
+            cells.append(cell)
+        notes.clear()
+        closed = True
 
     def add(cell, slide_type: str):
-        nonlocal text, cells_here
+        nonlocal text, cells_here, closed
         if slide_type in ("slide", "subslide"):
+            close_slide()
             text, cells_here = 0, False
         cell.metadata["slideshow"] = {"slide_type": slide_type}
         cells.append(cell)
+        closed = False
 
     for u in units:
         if u.kind in ("heading1", "heading2"):
             skipping = u.skip_section
         if u.override == "skip" or (skipping and u.override is None):
             continue
+        if u.kind == "goals":
+            close_slide()
+            section = "Goals"
+        if u.kind in ("heading2", "heading3") and u.override != "notes":
+            title = re.match(r"^\s*#{1,3}\s+(.*)$", u.markdown, re.M)
+            if title:
+                close_slide()            # the notes so far belong to the slide before
+                if u.kind == "heading2":
+                    part = section = title.group(1).strip()
+                else:
+                    section = f"{part} \u203a {title.group(1).strip()}"
         if u.kind == "code":
             joins = not (cells_here or u.continued) and text <= SHORT_LEAD and u.lines <= LONG_CODE
             kind = u.override or ("-" if joins else "subslide")
             add(u.cell, kind)
             if kind != "notes":
                 cells_here = True
+            notes.extend(u.notes)
             for extra in u.extra:                # the figure's caption
                 add(extra, "notes" if kind == "notes" else "-")
             continue
@@ -855,8 +943,10 @@ def assign_slides(units: list[Unit]):
             default = "subslide" if cells_here or u.continued else "-"
         kind = u.override or default
         add(cell, kind)
+        notes.extend(u.notes)
         if kind != "notes":
             text += len(re.sub(r"<[^>]+>|data:[^\"']+", "", u.markdown))
+    close_slide()
     if not cells:
         raise SlidesError("no cell would be shown on a slide")
     cells[0].metadata["slideshow"] = {"slide_type": "slide"}
@@ -866,170 +956,8 @@ def assign_slides(units: list[Unit]):
 
 
 # --------------------------------------------------------------------------
-# 4. nbconvert
+# 4. nbconvert (the template and the CSS: scripts/slide_template.py)
 # --------------------------------------------------------------------------
-
-TEMPLATE = r"""
-{%- extends 'index.html.j2' -%}
-
-{#- require.js from the site (reveal.js is loaded through it); no jQuery,
-    no mermaid: nothing from a CDN -#}
-{%- block html_head_js -%}
-<script src="{{ resources.require_js_url }}"></script>
-{%- endblock html_head_js -%}
-
-{#- the site's widget manager, as on the chapter pages -#}
-{% block jupyter_widgets %}
-{%- if "widgets" in nb.metadata -%}
-<script src="{{ resources.course.widgets_config }}"></script>
-<script src="{{ resources.course.widgets_embed }}"></script>
-{%- endif -%}
-{% endblock jupyter_widgets %}
-
-{#- MathJax 3 from the site (the template's default is MathJax 2 from a CDN,
-    configured through MathJax.Hub, which MathJax 3 does not have) -#}
-{%- block html_head_js_mathjax -%}
-<script>
-window.MathJax = {
-  tex: {inlineMath: [['$', '$'], ['\\(', '\\)']],
-        displayMath: [['$$', '$$'], ['\\[', '\\]']],
-        processEscapes: true, processEnvironments: true, tags: 'ams'},
-  options: {ignoreHtmlClass: 'tex2jax_ignore', processHtmlClass: 'tex2jax_process'},
-  startup: {ready: function () {
-    MathJax.startup.defaultReady();
-    MathJax.Hub = {Queue: typesetQueue};
-  }}
-};
-// The widget manager (html-manager 1.0) typesets widget labels through
-// MathJax 2's MathJax.Hub.Queue(["Typeset", MathJax.Hub, element]); MathJax 3
-// has no Hub: hand such calls to MathJax.typesetPromise instead.
-function typesetQueue() {
-  var els = [];
-  for (var i = 0; i < arguments.length; i++) {
-    var a = arguments[i];
-    if (Array.isArray(a) && a[2] instanceof Element) { els.push(a[2]); }
-  }
-  if (window.MathJax && MathJax.typesetPromise) {
-    return MathJax.typesetPromise(els.length ? els : undefined);
-  }
-}
-window.MathJax.Hub = {Queue: typesetQueue};
-</script>
-<script defer src="{{ resources.mathjax_url }}"></script>
-{%- endblock html_head_js_mathjax -%}
-
-{%- block html_head_css -%}
-<style>
-{{ resources.course.css }}
-</style>
-{%- endblock html_head_css -%}
-
-{% block data_png scoped %}
-<div class="jp-RenderedImage jp-OutputArea-output {{ extra_class }}">
-<img src="data:image/png;base64,{{ output.data['image/png'] | escape_html }}"
-     alt="{{ (output | get_metadata('alt', 'image/png') or '') | escape_html }}">
-</div>
-{% endblock data_png %}
-
-{% block footer_js %}
-<script>
-require([
-    "{{ resources.reveal.url_prefix }}/dist/reveal.js",
-    "{{ resources.reveal.url_prefix }}/plugin/notes/notes.js"
-  ], function (Reveal, RevealNotes) {
-    window.Reveal = Reveal;   // for the tests and the browser console
-    Reveal.initialize({
-      controls: true, progress: true, hash: true, center: false,
-      slideNumber: "c/t", transition: "{{ resources.reveal.transition }}",
-      transitionSpeed: "fast", width: {{ resources.reveal.width }},
-      height: {{ resources.reveal.height }}, margin: 0.03,
-      plugins: [RevealNotes]
-    });
-    // A slide cannot scroll on a projector: when the current slide's content
-    // is taller than the slide box, shrink its pictures (to no less than
-    // {{ resources.course.min_img }} px) and then its type (to no less than
-    // {{ resources.course.fit_min }} of its size) until it fits.
-    function fit(section) {
-      if (!section) { return; }
-      var H = Reveal.getConfig().height;
-      section.style.removeProperty("--fit");
-      var imgs = Array.prototype.slice.call(section.querySelectorAll("img"));
-      imgs.forEach(function (im) { im.style.maxHeight = ""; });
-      var boxes = Array.prototype.slice.call(section.querySelectorAll(
-        ".jp-OutputArea-output:not(.jp-RenderedImage)"));
-      boxes.forEach(function (b) { b.style.zoom = ""; });
-      var over = section.scrollHeight - H;
-      if (over <= 0) { return; }
-      var big = imgs.filter(function (im) { return im.offsetHeight > 120; });
-      var total = big.reduce(function (a, im) { return a + im.offsetHeight; }, 0);
-      big.forEach(function (im) {
-        var h = im.offsetHeight;
-        im.style.maxHeight = Math.max({{ resources.course.min_img }},
-                                      Math.floor(h - over * h / total) - 2) + "px";
-      });
-      for (var f = 0.95; section.scrollHeight > H && f > {{ resources.course.fit_min }} - 1e-6; f -= 0.05) {
-        section.style.setProperty("--fit", f.toFixed(2));
-      }
-      // a picture drawn in HTML (a grid of heatmaps, a widget) is scaled as a
-      // whole, to no less than {{ resources.course.min_zoom }} of its size
-      var tall = boxes.filter(function (b) { return b.offsetHeight > 200 && !b.querySelector("pre"); });
-      for (var z = 0.95; tall.length && section.scrollHeight > H && z > {{ resources.course.min_zoom }} - 1e-6; z -= 0.05) {
-        tall.forEach(function (b) { b.style.zoom = z.toFixed(2); });
-      }
-    }
-    var pending = null;
-    function refit() {
-      if (pending) { return; }
-      pending = setTimeout(function () { pending = null; fit(Reveal.getCurrentSlide()); }, 30);
-    }
-    window.fitSlide = fit;
-    Reveal.on("ready", refit);
-    Reveal.on("slidechanged", function (e) { fit(e.currentSlide); });
-    document.addEventListener("load", function (e) {
-      if (e.target.tagName === "IMG") { refit(); }
-    }, true);
-    window.addEventListener("load", refit);
-    if (window.MathJax && MathJax.startup && MathJax.startup.promise) {
-      MathJax.startup.promise.then(refit);
-    }
-    new MutationObserver(function (changes) {
-      if (changes.some(function (c) { return c.type === "childList"; })) { refit(); }
-    }).observe(document.querySelector(".reveal .slides"), {childList: true, subtree: true});
-  });
-</script>
-{% endblock footer_js %}
-"""
-
-DECK_CSS = """
-html body .reveal .slides { text-align: left; }
-html body .reveal .jp-InputPrompt, html body .reveal .jp-OutputPrompt { display: none; }
-html body .reveal .jp-Cell, html body .reveal .jp-RenderedHTMLCommon { max-width: 100%; box-sizing: border-box; overflow-wrap: anywhere; }
-html body .reveal .slides > section > section { height: 100%; overflow-y: auto; padding: 0 0.5em; box-sizing: border-box; }
-html body .reveal h1 { font-size: 1.6em; } html body .reveal h2 { font-size: 1.25em; } html body .reveal h3 { font-size: 1.05em; }
-html body .reveal h1, html body .reveal h2, html body .reveal h3 { text-transform: none; text-align: left; }
-html body .reveal .jp-RenderedHTMLCommon { font-size: calc(24px * var(--fit, 1)); line-height: 1.35; }
-html body .reveal .jp-RenderedHTMLCommon p, html body .reveal .jp-RenderedHTMLCommon li { font-size: calc(24px * var(--fit, 1)); }
-html body .reveal pre, html body .reveal code, html body .reveal .jp-OutputArea-output pre { font-size: calc(16px * var(--fit, 1)); line-height: 1.3; }
-html body .reveal pre { box-shadow: none; width: 100%; margin: 8px 0; }
-html body .reveal .jp-RenderedImage img, html body .reveal p.figure img { max-height: 520px; margin: 0 auto; display: block; }
-html body .reveal p.caption { font-size: calc(20px * var(--fit, 1)); font-style: italic; color: #444; text-align: center; }
-html body .reveal p.deck-continued { font-size: 18px; color: #555; margin: 0 0 8px 0; }
-html body .reveal .admonition { border-left: 0.3em solid #0072b2; background: #f3f8fc;
-                      padding: 0.3em 0.8em; margin: 0.4em 0; }
-html body .reveal .admonition.myth-vs-fact { border-left-color: #d55e00; background: #fdf5ef; }
-html body .reveal .admonition-title { font-weight: bold; margin: 0.2em 0; }
-html body .reveal .deck-links { font-size: 22px; margin-top: 1.5em; }
-html body .reveal .slides a { text-decoration: underline; }   /* a link is more than its colour */
-html body .reveal .slide-number { background-color: #555; color: #fff; }   /* 7.5:1, not 2.84:1 on #999 */
-/* code colours with >= 4.5:1 on the code's #f5f5f5 (JupyterLab's are 4.17:1 for comments, 4.26:1 for numbers) */
-html:root { --jp-mirror-editor-comment-color: #3d6b6b; --jp-mirror-editor-number-color: #007400;
-            --jp-mirror-editor-operator-color: #9a1ee8; --jp-mirror-editor-meta-color: #9a1ee8;
-            --jp-mirror-editor-error-color: #c00000; --jp-mirror-editor-quote-color: #007a00;
-            --jp-mirror-editor-atom-color: #4f4fe0; --jp-mirror-editor-bracket-color: #6b6b45;
-            --jp-mirror-editor-hr-color: #666; }
-"""
-
-
 
 #: Decks whose title slide links to the explorer's live trainer, so a teacher
 #: can train a model in the lecture (chapter 3: heads in parallel; chapter 8:
@@ -1063,7 +991,8 @@ def export(cells, nb, title: str, stem: str) -> str:
     )
     body, _ = exporter.from_notebook_node(deck, resources={"course": {
         "css": DECK_CSS, "widgets_config": WIDGETS_CONFIG, "widgets_embed": WIDGETS_EMBED,
-        "min_img": MIN_IMG, "fit_min": FIT_MIN, "min_zoom": MIN_ZOOM}})
+        "min_img": MIN_IMG, "fit_min": FIT_MIN, "min_zoom": MIN_ZOOM,
+        "max_grow": MAX_GROW, "grow_margin": GROW_MARGIN}})
     leaks = re.findall(r'<(?:script|link)[^>]+(?:src|href)="((?:https?:)?//[^"]+)"', body)
     if leaks:
         raise SlidesError(f"{stem}: the deck would load {leaks} from another server")
@@ -1086,9 +1015,12 @@ def chapter_title(nb, stem: str) -> str:
 def build_deck(stem: str, build: Path, out_dir: Path) -> dict:
     nb = executed_notebook(stem, build)
     glue = glue_values(nb, build, stem)
+    FIGURES.clear()
+    FIGURES.update(figure_numbers(out_dir.parent / "chapters" / f"{stem}.html"))
     LABELS.clear()
     LABELS.update(collect_labels(nb))
-    cells = assign_slides(chapter_units(nb, glue))
+    cells = assign_slides(chapter_units(nb, glue),
+                          slide_notes.title_notes(nb, stem in TRAINER_DECKS))
     title = chapter_title(nb, stem)
     body = export(cells, nb, title, stem)
     path = out_dir / f"{stem}.slides.html"

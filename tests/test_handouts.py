@@ -217,3 +217,90 @@ def test_every_chapter_page_links_to_its_handout():
             resp = page.request.get(href)
             assert resp.ok and resp.body()[:5] == b"%PDF-", f"{f}: {href} does not serve a PDF"
         assert not blocked, f"the pages asked for other servers: {blocked[:3]}"
+
+
+@pytest.mark.parametrize("stem", STEMS)
+def test_handout_prints_no_glue_lines(stem: str):
+    """The lines that hand a number to the prose (``glue(...)``, its import)
+    are build plumbing: the handout prints the chapter's code without them."""
+    text = poppler("pdftotext", HANDOUTS / f"{stem}.pdf", "-")
+    assert not re.search(r"\bglue\(|myst_nb", text), \
+        f"{stem}: the handout prints glue lines: {re.findall(r'.*glue.*', text)[:3]}"
+
+
+def _exercise_attempts(stem: str) -> list[str]:
+    """The ``def`` lines of the code cells that follow an exercise in the
+    chapter's source and are folded on the page (tag hide-input)."""
+    source = (ROOT / "chapters" / f"{stem}.md").read_text()
+    found = []
+    for m in re.finditer(r"^```\{exercise\}.*?^```\s*$\s*^```\{code-cell\}[^\n]*\n(.*?)^```",
+                         source, re.S | re.M):
+        cell = m.group(1)
+        if re.search(r"^:tags:.*hide-input|^tags:.*hide-input", cell, re.M):
+            found += re.findall(r"^def \w+\(.*?\):", cell, re.M)
+    return found
+
+
+def test_handouts_print_the_exercises_attempts():
+    """An exercise that asks about "the attempt below" has that attempt in a
+    code cell folded on the page: the handout prints it open."""
+    attempts = {stem: _exercise_attempts(stem) for stem in STEMS}
+    assert any(attempts.values()), "no exercise is followed by folded code: nothing to test"
+    missing = {}
+    for stem, defs in attempts.items():
+        if defs:
+            text = " ".join(poppler("pdftotext", HANDOUTS / f"{stem}.pdf", "-").split())
+            missing[stem] = [d for d in defs if " ".join(d.split()) not in text]
+    assert not any(missing.values()), f"attempts not printed: {missing}"
+
+
+def test_chapter_11_handout_prints_the_buggy_qk_attempt():
+    """Exercise "A head's QK matrix" says "the attempt below has a bug": the
+    attempt (folded on the page) is printed, with the checker's verdict."""
+    text = " ".join(poppler("pdftotext", HANDOUTS / "11_how_heads_form.pdf", "-").split())
+    assert "The attempt below has a bug" in text
+    assert "def my_qk(W_Q, W_K, i, h):" in text and "bug on purpose" in text
+    assert "\u2717 you took rows" in text
+
+
+def _covered(char: str, cache: dict) -> bool:
+    """Some installed font has a glyph for ``char`` (fontconfig), or it is in
+    the Private Use Area (the icon font and MathJax's fonts, which the page
+    loads itself and the PDF embeds)."""
+    if 0xE000 <= ord(char) <= 0xF8FF:
+        return True
+    if char not in cache:
+        out = subprocess.run(["fc-list", f":charset={ord(char):x}", "family"],
+                             capture_output=True, text=True).stdout
+        cache[char] = bool(out.strip())
+    return cache[char]
+
+
+def test_handout_glyphs_render():
+    """Every character of every handout has a glyph: each one pdftotext reads
+    is in a font of the printing machine (or the page's own embedded icon and
+    math fonts), and every font is embedded. The checkers' verdicts start
+    with an emoji (U+2705 / U+274C) that Debian's fonts lack (it printed as
+    an empty box, which pdftotext does not even read): the handout prints
+    U+2713 / U+2717 instead, one for each verdict on the page."""
+    if shutil.which("fc-list") is None:
+        pytest.fail("fc-list is missing (fontconfig, which Chromium depends on)")
+    cache: dict = {}
+    problems = []
+    for stem in STEMS:
+        pdf = HANDOUTS / f"{stem}.pdf"
+        text = poppler("pdftotext", pdf, "-")
+        bad = sorted({c for c in text if ord(c) > 127 and not _covered(c, cache)})
+        if bad:
+            problems.append(f"{stem}: no font has {[f'U+{ord(c):04X}' for c in bad]}")
+        fonts = poppler("pdffonts", pdf).splitlines()[2:]
+        unembedded = [f for f in fonts if f.split()[-5:-4] != ["yes"]]
+        if unembedded:
+            problems.append(f"{stem}: fonts not embedded: {unembedded}")
+        page = (SITE / "chapters" / f"{stem}.html").read_text()
+        page = re.sub(r'<div class="solution.*?</div>\s*</div>', "", page, flags=re.S)
+        verdicts = len(re.findall("[\u2705\u274c]", page))
+        marks = len(re.findall("[\u2713\u2717]", text))
+        if marks < verdicts:
+            problems.append(f"{stem}: {verdicts} verdicts on the page, {marks} marks printed")
+    assert problems == [], "; ".join(problems)

@@ -109,7 +109,8 @@ def _walk_deck(page, base: str, stem: str) -> None:
 
 
 SLIDE_BOX = (1280, 720)      # scripts/build_slides.py: SLIDE_W, SLIDE_H
-MIN_CODE_PX = 12.5           # 16 px code at the smallest type scale the deck allows (0.8)
+MIN_CODE_PX = 14.4           # 18 px code at the smallest type scale the deck allows (0.8)
+MIN_OUTPUT_PX = 16           # 20 px printed output at that scale
 
 
 @pytest.mark.parametrize("stem", STEMS)
@@ -133,10 +134,14 @@ def test_every_slide_fits_the_slide_box(browser, stem):
                 await wait(50);
                 over = s.scrollHeight - s.clientHeight;
             }
-            const code = [...s.querySelectorAll('pre')].filter(e => e.offsetHeight > 0)
+            const size = sel => [...s.querySelectorAll(sel)].filter(e => e.offsetHeight > 0)
                 .map(e => parseFloat(getComputedStyle(e).fontSize));
+            const code = size('pre'), printed = size('.jp-OutputArea-output pre');
+            const notes = s.querySelector('aside.notes');
             seen.push({at: `${i.h}/${i.v}`, height: s.clientHeight, content: s.scrollHeight,
-                       over, code: code.length ? Math.min(...code) : null});
+                       over, code: code.length ? Math.min(...code) : null,
+                       printed: printed.length ? Math.min(...printed) : null,
+                       notes: notes ? notes.textContent.trim().length : 0});
             if (Reveal.isLastSlide()) { break; }
             Reveal.next();
             await wait(20);
@@ -152,6 +157,11 @@ def test_every_slide_fits_the_slide_box(browser, stem):
     small = [(f["at"], f["code"]) for f in found
              if f["code"] is not None and f["code"] < MIN_CODE_PX]
     assert small == [], f"{stem}: code smaller than {MIN_CODE_PX} px on slides {small}"
+    small = [(f["at"], f["printed"]) for f in found
+             if f["printed"] is not None and f["printed"] < MIN_OUTPUT_PX]
+    assert small == [], f"{stem}: printed output smaller than {MIN_OUTPUT_PX} px on {small}"
+    silent = [f["at"] for f in found if f["notes"] == 0]
+    assert silent == [], f"{stem}: slides without speaker notes: {silent}"
 
 
 def test_long_cells_and_outputs_are_split_for_slides():
@@ -173,7 +183,11 @@ def test_long_cells_and_outputs_are_split_for_slides():
     assert len(printed) == 1
     lines = printed[0]["text"].splitlines()
     assert len(lines) == bs.OUTPUT_MAX and "more lines: see the chapter page" in lines[-1]
-    assert all(c.metadata["slideshow"]["slide_type"] == "subslide" for c in cells[1:])
+    shown_cells = [c for c in cells if c.metadata["slideshow"]["slide_type"] != "notes"]
+    assert all(c.metadata["slideshow"]["slide_type"] == "subslide" for c in shown_cells[1:])
+    notes = [c for c in cells if c.metadata["slideshow"]["slide_type"] == "notes"]
+    assert any("cut to fit the slide" in c.source for c in notes), \
+        "the speaker notes do not say that the printout was cut"
 
     text = "## A long section\n\n" + "\n\n".join("word " * 120 for _ in range(8))
     pages = bs.paginate(text)
@@ -261,3 +275,172 @@ def test_no_slides_link_on_text_pages(browser):
     page.goto(f"{base}/index.html", wait_until="networkidle")
     page.wait_for_timeout(300)
     assert page.locator("a.slides-button").count() == 0
+
+
+def test_numbered_figure_references_resolve():
+    """``{numref}`` reads as the page's figure number, and the figure's
+    caption on its slide carries that number (chapter 11's "A picture"
+    slide read "the figure, the figure, the figure and the figure")."""
+    bs.FIGURES.clear()
+    bs.FIGURES.update({"fig-a": "Fig. 20", "fig-b": "Fig. 21"})
+    try:
+        line = bs.inline("{numref}`fig-a` and {numref}`Figure %s <fig-b>`; {numref}`nope`", {})
+        assert line == "Fig. 20 and Figure 21; the figure", line
+        cell = nbformat.v4.new_code_cell("plot()")
+        cell.metadata["mystnb"] = {"figure": {"name": "fig-a", "caption": "A caption."}}
+        _, extra = bs.clean_code_cell(cell)
+        assert "Fig. 20</strong> A caption." in extra[0].source
+    finally:
+        bs.FIGURES.clear()
+    for stem in STEMS:
+        source = (ROOT / "chapters" / f"{stem}.md").read_text()
+        refs = re.findall(r"\{numref\}`([^`<]+)`", source)
+        if not refs:
+            continue
+        deck = (SLIDES / f"{stem}.slides.html").read_text()
+        numbers = bs.figure_numbers(SITE / "chapters" / f"{stem}.html")
+        for ref in refs:
+            assert ref in numbers, f"{stem}: {{numref}}`{ref}` names no figure of the page"
+            assert numbers[ref] in deck, f"{stem}: the deck never says {numbers[ref]}"
+        assert "the figure, the figure" not in deck, f"{stem}: unresolved references"
+
+
+SLIDE_TEXT_PX = 13           # a figure's smallest text on a slide, in slide px (1280 wide)
+
+
+@pytest.mark.parametrize("stem", ["11_how_heads_form", "08_how_many_heads"])
+def test_slide_figures_fill_the_slide(browser, stem):
+    """A slide with one figure drawn by a cell shows it as wide as the slide
+    or as tall as the room the slide has (or at 2x); they sat at natural size
+    in the top 45 % of the slide. A figure that fills the slide's width (or
+    reaches 2x) has its smallest text (8 pt legends, 11 px on the page) at
+    13 px or more, its 12 px ticks at 14.5 px or more. A figure taller than
+    wide is bound by the slide's height instead (chapter 8's two stacked
+    panels: its text stays small on a 720 px slide; it is checked to fill
+    the height)."""
+    import base64
+
+    from mhacourse.plotting.figure_text import png_min_text_px
+
+    base, page, _ = browser
+    page.goto(f"{base}/slides/{stem}.slides.html", wait_until="networkidle")
+    page.wait_for_function("window.Reveal && Reveal.isReady()", timeout=20_000)
+    found = page.evaluate("""async () => {
+        const wait = ms => new Promise(r => setTimeout(r, ms));
+        if (window.MathJax && MathJax.startup) { await MathJax.startup.promise; }
+        const out = [];
+        for (const s of Reveal.getSlides()) {
+            const pics = [...s.querySelectorAll('.jp-RenderedImage img')];
+            if (pics.length !== 1) { continue; }
+            const i = Reveal.getIndices(s);
+            Reveal.slide(i.h, i.v);
+            await wait(150);
+            const im = pics[0];
+            let bottom = 0;
+            for (const c of s.children) {
+                if (c.tagName === 'ASIDE') { continue; }
+                bottom = Math.max(bottom, c.offsetTop + c.offsetHeight);
+            }
+            const png = 'data:image/png;base64,';
+            out.push({at: `${i.h}/${i.v}`,
+                      src: im.src.startsWith(png) ? im.src.slice(png.length) : null,
+                      natural: im.naturalWidth, shown: im.offsetWidth,
+                      column: im.parentElement.clientWidth, bottom, height: s.clientHeight});
+        }
+        return out;
+    }""")
+    assert found, f"{stem}: no slide with one figure"
+    small = []
+    for f in found:
+        k = f["shown"] / f["natural"]
+        fills = (f["shown"] >= 0.97 * f["column"] or f["bottom"] >= f["height"] - 80
+                 or k >= bs.MAX_GROW - 0.01)
+        assert fills, f"{stem} slide {f['at']}: the figure does not fill the slide: {f}"
+        px = png_min_text_px(base64.b64decode(f["src"])) if f["src"] else None
+        wide = f["shown"] >= 0.97 * f["column"] or k >= bs.MAX_GROW - 0.01
+        if px is not None and wide and px * k < SLIDE_TEXT_PX:
+            small.append((f["at"], round(px * k, 1)))
+    assert small == [], f"{stem}: figure text under {SLIDE_TEXT_PX} px on slides {small}"
+
+
+@pytest.mark.parametrize("stem", STEMS)
+def test_printed_output_wraps_between_words(browser, stem):
+    """A printed line longer than the slide wraps at a space, not inside a
+    word (chapter 11's seeds printout broke "indu / ction"): in reveal.js's
+    print view, which lays out every slide, no line box of a printout ends
+    between two letters or digits."""
+    base, page, _ = browser
+    page.goto(f"{base}/slides/{stem}.slides.html?print-pdf", wait_until="networkidle")
+    page.wait_for_function("window.Reveal && Reveal.isReady()", timeout=20_000)
+    broken = page.evaluate("""() => {
+        const bad = [];
+        for (const pre of document.querySelectorAll('.jp-OutputArea-output pre')) {
+            const walker = document.createTreeWalker(pre, NodeFilter.SHOW_TEXT);
+            let prev = null;
+            for (let n = walker.nextNode(); n; n = walker.nextNode()) {
+                for (let k = 0; k < n.data.length; k++) {
+                    const r = document.createRange();
+                    r.setStart(n, k); r.setEnd(n, k + 1);
+                    const box = r.getClientRects()[0];
+                    const ch = n.data[k];
+                    if (box && prev && box.top > prev.top + 2 && prev.ch !== '\\n'
+                        && /\\w/.test(prev.ch) && /\\w/.test(ch)) {
+                        bad.push(prev.ch + '|' + ch + ' in ' + pre.textContent.slice(0, 40));
+                    }
+                    if (box) { prev = {top: box.top, ch}; } else if (ch === '\\n') { prev = null; }
+                }
+            }
+        }
+        return bad;
+    }""")
+    assert broken == [], f"{stem}: printed lines break inside words: {broken[:5]}"
+
+
+def test_curve_colours_agree_with_the_trainer():
+    """The package's part colours (the chapters' curves, so the slides') are
+    the live trainer's: "the blue curve" is the same part in a lecture's
+    slides and in the trainer it projects."""
+    from mhacourse.plotting import PART_COLOURS, PART_STYLE, PHASE_COLOUR
+
+    js = (ROOT / "assets" / "site" / "explorer" / "trainer-draw.js").read_text()
+    parts = dict(re.findall(r'name:\s*"([^"]+)",\s*colour:\s*"(#[0-9a-fA-F]{6})"', js))
+    assert parts, "trainer-draw.js: no PARTS colours found"
+    trainer = {"overall": parts.get("overall"), "previous": parts.get("previous word"),
+               "lookup": parts.get("lookup")}
+    assert {k: v.lower() for k, v in trainer.items() if v} == PART_COLOURS, \
+        f"the trainer draws {trainer}, the package {PART_COLOURS}"
+    phase = re.search(r'PHASE_COLOUR\s*=\s*"(#[0-9a-fA-F]{6})"', js)
+    assert phase and phase.group(1).lower() == PHASE_COLOUR
+    assert PART_STYLE["accuracy"][0] == PART_COLOURS["overall"]
+    assert PART_STYLE["previous"][0] == PART_COLOURS["previous"]
+    assert PART_STYLE["lookup"][0] == PART_COLOURS["lookup"]
+
+
+PART_FIGURES = {"11_how_heads_form": ["fig-phase-change", "fig-ch11-ablation"],
+                "08_how_many_heads": ["fig-heads-sweep", "fig-heads-live"]}
+
+
+@pytest.mark.parametrize("stem", sorted(PART_FIGURES))
+def test_figures_of_a_run_draw_the_parts_in_the_trainers_colours(stem):
+    """The figures that plot the task's parts (previous, lookup) draw them in
+    mhacourse.plotting.PART_COLOURS, the trainer's colours: each colour is in
+    the built picture, and the old lookup colour (vermilion) is not."""
+    import numpy as np
+    from PIL import Image
+
+    from mhacourse.plotting import PART_COLOURS
+
+    page = (SITE / "chapters" / f"{stem}.html").read_text()
+    for name in PART_FIGURES[stem]:
+        m = re.search(rf'<figure[^>]*id="{name}"[^>]*>\s*<img[^>]*src="([^"]+)"', page)
+        assert m, f"{stem}: no figure {name} on the page"
+        img = np.asarray(Image.open(SITE / "chapters" / m.group(1)).convert("RGB"), dtype=int)
+
+        def pixels(hex_colour: str) -> int:
+            rgb = np.array([int(hex_colour[i:i + 2], 16) for i in (1, 3, 5)])
+            return int((np.abs(img - rgb).sum(axis=2) < 40).sum())
+
+        for part in ("previous", "lookup"):
+            assert pixels(PART_COLOURS[part]) > 50, \
+                f"{stem} {name}: no {part} curve in {PART_COLOURS[part]}"
+        assert pixels("#d55e00") < 20, f"{stem} {name}: still draws in the old #d55e00"

@@ -1,6 +1,8 @@
 // Small accessibility repairs to the book theme, found by the axe-core scan
-// (tests/test_site.py), so that each control's accessible name contains the
-// text it shows (WCAG 2.5.3, "label in name").
+// (tests/test_site.py): each control's accessible name contains the text it
+// shows (WCAG 2.5.3, "label in name"); scrollable regions can be reached with
+// the keyboard from the moment they are on the page (WCAG 2.1.1); a figure
+// shrunk to a narrow screen can be shown at full size (WCAG 1.4.4).
 (function () {
   function text(el) { return el.textContent.replace(/\s+/g, " ").trim(); }
   function repair() {
@@ -38,4 +40,99 @@
                                 attributes: true, attributeFilter: ["title"] });
   });
   window.addEventListener("load", repair);
+
+  // Scrollable regions (code, printouts and tables wider than the column)
+  // must take the keyboard focus. The theme gives them tabindex="0" only on
+  // the window's "load" event, which on a busy machine comes seconds after
+  // the text is readable. Mark them as the parser adds them (this script runs
+  // in the <head>, before the body exists), and again whenever the layout may
+  // have changed (fonts, pictures, MathJax, the window's size): the same rule
+  // as the theme's, which takes over after "load".
+  var SCROLLERS = ["pre", ".nboutput > .output_area", ".cell_output > .output",
+                   ".jp-RenderedHTMLCommon", ".pst-scrollable-table-container"].join(", ");
+  function markScrollers() {
+    document.querySelectorAll(SCROLLERS).forEach(function (el) {
+      var scrolls = el.scrollWidth > el.clientWidth || el.scrollHeight > el.clientHeight;
+      var want = scrolls ? "0" : "-1";
+      if (el.getAttribute("tabindex") !== want) { el.setAttribute("tabindex", want); }
+    });
+  }
+  var queued = false;
+  function queueMark() {
+    if (queued) { return; }
+    queued = true;
+    Promise.resolve().then(function () { queued = false; markScrollers(); });
+  }
+  var parsing = new MutationObserver(function (changes) {
+    if (changes.some(function (c) { return c.type === "childList"; })) { queueMark(); }
+  });
+  parsing.observe(document.documentElement, { childList: true, subtree: true });
+  // from "load" on, the theme's own observer keeps them marked: stop ours
+  // (a page that redraws often, like the trainer's, need not pay twice)
+  window.addEventListener("load", function () { parsing.disconnect(); markScrollers(); });
+  document.addEventListener("DOMContentLoaded", markScrollers);
+  document.addEventListener("load", queueMark, true);    // each picture, in capture
+  window.addEventListener("resize", queueMark);
+  if (document.fonts) { document.fonts.ready.then(markScrollers); }
+
+  // Figures on a narrow screen. The chapters' figures are drawn for a wide
+  // page; on a phone they shrink to 4-5 px text. A figure shown below
+  // ZOOM_BELOW of its natural width gets an "Enlarge figure" button (a tap on
+  // the picture does the same): the picture is then shown at its natural
+  // size in a box that scrolls sideways, so the page stays as wide as the
+  // screen. Not the widgets' pictures nor the HTML heatmaps (they have
+  // their own layout).
+  var ZOOM_BELOW = 0.8;
+  function zoomable(img) {
+    return !img.closest(".jupyter-widgets, .widget-subarea, .mha-heads, .mha-trainer, a, button");
+  }
+  function setZoom(box, on) {
+    box.classList.toggle("mha-zoomed", on);
+    var btn = box.previousElementSibling;
+    btn.setAttribute("aria-pressed", on ? "true" : "false");
+    btn.textContent = on ? "Fit figure to the page" : "Enlarge figure";
+    if (on) {                        // a region that scrolls: reachable by keyboard
+      box.setAttribute("tabindex", "0");
+      box.setAttribute("role", "region");
+      box.setAttribute("aria-label", "Figure at full size (scrolls sideways)");
+    } else {
+      ["tabindex", "role", "aria-label"].forEach(function (a) { box.removeAttribute(a); });
+    }
+    updateZoom();
+  }
+  function setUpZoom(img) {
+    var box = document.createElement("div");
+    box.className = "mha-zoom";
+    img.parentNode.insertBefore(box, img);
+    box.appendChild(img);
+    var btn = document.createElement("button");
+    btn.type = "button";
+    btn.className = "mha-zoom-button";
+    btn.hidden = true;
+    box.parentNode.insertBefore(btn, box);
+    setZoom(box, false);
+    btn.addEventListener("click", function () {
+      setZoom(box, !box.classList.contains("mha-zoomed"));
+    });
+    img.addEventListener("click", function () {
+      if (!btn.hidden) { setZoom(box, !box.classList.contains("mha-zoomed")); }
+    });
+  }
+  function updateZoom() {
+    document.querySelectorAll(".mha-zoom").forEach(function (box) {
+      var img = box.querySelector("img");
+      var shrunk = img.naturalWidth > 0 && img.clientWidth < ZOOM_BELOW * img.naturalWidth;
+      box.previousElementSibling.hidden = !(shrunk || box.classList.contains("mha-zoomed"));
+    });
+  }
+  document.addEventListener("DOMContentLoaded", function () {
+    document.querySelectorAll(".bd-article .cell_output img, .bd-article figure img")
+      .forEach(function (img) { if (zoomable(img)) { setUpZoom(img); } });
+    updateZoom();
+  });
+  document.addEventListener("load", function (e) {
+    if (e.target.tagName === "IMG") { updateZoom(); }
+  }, true);
+  window.addEventListener("resize", updateZoom);
+  window.addEventListener("load", updateZoom);
 })();

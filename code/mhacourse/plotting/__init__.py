@@ -20,7 +20,7 @@ alternative: :func:`top_attended`. Chapters import from here
 (``from mhacourse.plotting import attention_heatmap``).
 """
 from .charts import PART_STYLE, RATIO_COLOURS, RATIO_HATCHES, accuracy_vs_heads, ratio_bars
-from .colours import CMAP, HEAD_COLORS, text_colour
+from .colours import CMAP, HEAD_COLORS, PART_COLOURS, PHASE_COLOUR, text_colour
 from .diagrams import block_diagram, kv_sharing_diagram
 from .head_split import head_blocks, head_split_figure, head_split_html
 from .heatmaps import attention_heatmap, figure_png, heads_grid, png_html, top_attended
@@ -33,7 +33,7 @@ from .layer_head_grids import (
 )
 
 __all__ = [
-    "CMAP", "HEAD_COLORS", "text_colour",
+    "CMAP", "HEAD_COLORS", "PART_COLOURS", "PHASE_COLOUR", "text_colour",
     "attention_heatmap", "heads_grid", "top_attended", "figure_png", "png_html",
     "head_split_figure", "head_split_html", "head_blocks",
     "GRID_FONT", "HEAD_CLASS_STYLE", "head_class_grid", "head_value_grid",

@@ -9,7 +9,7 @@ import numpy as np
 
 from .._arrays import to_numpy
 from .._validate import InputError
-from .colours import HEAD_COLORS
+from .colours import HEAD_COLORS, PART_COLOURS
 
 # Okabe-Ito colours, and a hatch per series so that colour is never the only cue.
 RATIO_COLOURS = ("#0072b2", "#d55e00", "#009e73", "#cc79a7", "#e69f00", "#56b4e9")
@@ -75,9 +75,11 @@ def ratio_bars(ax, groups: Sequence[str], series: dict, reference: float = 1.0,
     return ax
 
 
-#: Okabe-Ito colour and marker of each part of the tiny models' task.
-PART_STYLE = {"accuracy": ("#000000", "o", "-"), "previous": ("#0072b2", "s", "--"),
-              "lookup": ("#d55e00", "^", "-.")}
+#: Okabe-Ito colour (:data:`PART_COLOURS`, the live trainer's), marker and
+#: line style of each part of the tiny models' task ("accuracy" is overall).
+PART_STYLE = {"accuracy": (PART_COLOURS["overall"], "o", "-"),
+              "previous": (PART_COLOURS["previous"], "s", "--"),
+              "lookup": (PART_COLOURS["lookup"], "^", "-.")}
 
 
 def accuracy_vs_heads(ax, h, curves: dict, d_model: int | None = None,

@@ -1,5 +1,6 @@
 """Colours shared by the pictures: the colour map of every heatmap, one
-Okabe–Ito colour per head, and the text colour that reads on a fill.
+Okabe–Ito colour per head, one per part of the tiny models' task, and the
+text colour that reads on a fill.
 
 Colour map: ``viridis`` (perceptually uniform, readable with the common
 colour-vision deficiencies and in greyscale).
@@ -11,6 +12,14 @@ CMAP = "viridis"
 # Okabe–Ito colours, one per head (up to 8), for pictures coloured by head.
 HEAD_COLORS = ["#e69f00", "#56b4e9", "#009e73", "#f0e442",
                "#0072b2", "#d55e00", "#cc79a7", "#999999"]
+
+# The colour of each part of the tiny models' task, in every picture of a
+# training run: the chapters' figures, their slides and the explorer's live
+# trainer (assets/site/explorer/trainer-draw.js draws its curves in the same
+# colours; tests/test_slides.py checks that the two agree), so that "the blue
+# curve" means one thing in a lecture. PHASE_COLOUR marks the phase change.
+PART_COLOURS = {"overall": "#0072b2", "previous": "#e69f00", "lookup": "#009e73"}
+PHASE_COLOUR = "#cc79a7"
 
 
 def text_colour(hex_colour: str) -> str:
