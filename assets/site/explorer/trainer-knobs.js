@@ -111,16 +111,17 @@ export class Knobs {
 
 // The ablation's switches: ticked = the head is on.
 export class Switches {
-  constructor(tag, onChange) {
+  constructor(tag, who, onChange) {
     this.tag = tag;
+    this.who = who;
     this.off = {}; // by layer * h + head
     this.onChange = onChange;
   }
 
-  // The switch under head i of layer l (named for its head: "L1H3: on").
+  // The switch under head i of layer l (named for its run and head: "Run A: L1H3: on").
   element(l, i, h) {
     const k = l * h + i, id = this.tag + "-use-" + k, name = "L" + (l + 1) + "H" + (i + 1);
-    const box = el("input", { type: "checkbox", id: id, class: "mha-train-use", "aria-label": name + ": on" });
+    const box = el("input", { type: "checkbox", id: id, class: "mha-train-use", "aria-label": this.who + name + ": on" });
     box.checked = !this.off[k];
     box.addEventListener("change", () => { this.off[k] = !box.checked; this.onChange(); });
     return el("span", { class: "mha-train-toggle", title: "Untick to switch " + name + " off" },

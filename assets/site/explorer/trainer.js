@@ -44,7 +44,7 @@ export class Panel extends Lifecycle {
     this.canAblate = true; // the graphs take head_mask (the schema says so)
     this.knobs = new Knobs(this.tag, who, () => this.sizeChanged());
     this.knobs.onMidRun = (line) => { this.message.textContent = line; };
-    this.switches = new Switches(this.tag, () => this.readout.ablate());
+    this.switches = new Switches(this.tag, who, () => this.readout.ablate());
     this.readout = new Readouts(this);
     const box = buildView(this, defaults, who, who ? who.replace(/: $/, "") : "");
     root.appendChild(box);
