@@ -1,5 +1,6 @@
-// The build's data, as the page's modules read it: the manifest
-// (explorer-data/manifest.js, its format manifest.schema.json), the example
+// The build's data, as the page's modules read it: the manifest (the
+// build's explorer-data/manifest script; its format: the schema beside this
+// file), the example
 // sentences' views computed at build time (precomputed.js) and the viridis
 // colour map. scripts/export_explorer.py writes them as classic scripts,
 // because the static fallback (fallback.js) reads them too on a page
