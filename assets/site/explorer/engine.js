@@ -12,6 +12,7 @@
 // loadMiniLM, tokenizeTiny, ...), which the explorer and the trainer use and
 // the page's entry (page.js) offers to the browser tests.
 import { MAN as manifest, STATIC } from "./data.js";
+import { feedsOf } from "./knob-feeds.js";
 
 const DATA = STATIC + "explorer-data/";
 
@@ -125,7 +126,7 @@ async function forwardWith(params, h, ids, opts) {
   // some heads switched off (opts.mask); the knobs' inputs the graph has
   // (opts.feeds: {input: {data, dims}}, the trainer's knobs)
   feeds.head_mask = new ort.Tensor("float32", (opts && opts.mask) || new Float32Array(T.n_layers * h).fill(1), [T.n_layers, h]);
-  var given = (opts && opts.feeds) || {};
+  var given = (opts && opts.feeds) || feedsOf({}); // the knobs' defaults: the explorer's models
   Object.keys(given).forEach(function (k) { feeds[k] = new ort.Tensor("float32", Float32Array.from(given[k].data), given[k].dims); });
   T.params.forEach(function (p, i) {
     feeds[p.input] = new ort.Tensor("float32", params[i].data, params[i].dims);

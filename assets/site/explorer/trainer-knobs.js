@@ -6,6 +6,7 @@
 // switched off, the forward and evaluate graphs' head_mask.
 import { MAN } from "./data.js";
 import { el } from "./dom.js";
+import { feedsOf } from "./knob-feeds.js";
 
 export const MIDRUN = "The options apply when a run begins: this run goes on as it started. " +
   "Reset, then Train, to use them.";
@@ -70,22 +71,8 @@ export class Knobs {
     Object.keys(this.inputs).forEach((name) => { this.inputs[name].disabled = locked; });
   }
 
-  // The inputs to feed the graphs: {input: {data, dims}}. A switch feeds
-  // its on or off value (); a count n feeds (n_layers,) 1 for the first n.
-  feeds() {
-    const out = {}, N = MAN.train.n_layers;
-    MAN.train.knobs.forEach((k) => {
-      const v = this.chosen[k.name];
-      if (k.control === "count") {
-        const on = [];
-        for (let l = 0; l < N; l++) { on.push(l < v ? 1 : 0); }
-        out[k.input] = { data: on, dims: [N] };
-      } else {
-        out[k.input] = { data: [v ? k.on : k.off], dims: [] };
-      }
-    });
-    return out;
-  }
+  // The inputs to feed the graphs: {input: {data, dims}} (knob-feeds.js).
+  feeds() { return feedsOf(this.chosen); }
 
   // The layers a run has: the count knob's value.
   layers() {
