@@ -36,7 +36,7 @@ export class Knobs {
       input.checked = k.default;
     }
     input.setAttribute("aria-label", who + k.label);
-    input.setAttribute("aria-description", k.help);
+    input.title = k.help;
     input.addEventListener("change", () => this.changed());
     this.inputs[k.name] = input;
     return el("label", { for: input.id, title: k.help }, [k.label, " ", input]);
