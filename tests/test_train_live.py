@@ -187,7 +187,8 @@ def test_page_weights_equal_onnxruntime_in_python(page):
         feed = dict(zip(names, [*P, *M, *V]))  # the weights and moments, by name
         feed.update(s=np.array(s, np.float32), steps=np.array(n, np.float32),
                     warmup=np.array(100, np.float32), layer_on=np.ones(2, np.float32),
-                    x=xs[s].numpy(), heads=np.zeros(h, np.float32))
+                    x=xs[s].numpy(), heads=np.zeros(h, np.float32),
+                    clip=np.array(st.CLIP, np.float32))
         r = step.run(None, feed)
         losses.append(float(r[0]))
         grads = r[2 + 3 * N:2 + 4 * N]
