@@ -7,7 +7,7 @@ Serves ``_build/html`` on 127.0.0.1 (every other request blocked) and measures:
 - navigation -> first paint and -> live engine ready, each run in a fresh
   browser context (cold cache), and the bytes the page transferred;
 - a keystroke or a control change -> repaint, compute included (the page's
-  own ``mhaExplorer.timings``: from the input event to the animation frame
+  own ``mha.explorer.timings``: from the input event to the animation frame
   after the heatmaps are drawn), for tiny models of several sizes;
 - MiniLM: bytes and seconds to load it, and its forward pass plus repaint for
   a 16-token sentence (each run a new sentence, so nothing is cached).
@@ -31,7 +31,7 @@ from site_browser import CHROMIUM, CHROMIUM_ARGS, SITE, serve  # noqa: E402
 
 PAGE = "chapters/explorer.html"
 OUT = ROOT / "benchmarks" / "results" / "explorer_web.json"
-READY = "window.mhaExplorer && window.mhaExplorer.engine === 'ready'"
+READY = "window.mha?.explorer && window.mha?.explorer.engine === 'ready'"
 BYTES = """() => performance.getEntriesByType('navigation').concat(
     performance.getEntriesByType('resource')).reduce((s, e) => s + (e.encodedBodySize || 0), 0)"""
 WORDS = ("alpha beta gamma delta river mountain garden window paper music "
@@ -50,7 +50,7 @@ def new_page(browser, base):
 
 
 def timings(page, reason, start=0):
-    return [t["ms"] for t in page.evaluate("window.mhaExplorer.timings")[start:]
+    return [t["ms"] for t in page.evaluate("mha.explorer.timings")[start:]
             if t["reason"] == reason and "error" not in t]
 
 
@@ -60,10 +60,10 @@ def bench_navigation(browser, base, runs=5):
         context, page = new_page(browser, base)
         t0 = time.perf_counter()
         page.goto(f"{base}/{PAGE}")
-        page.wait_for_function("window.mhaExplorer && window.mhaExplorer.timings.length > 0")
+        page.wait_for_function("window.mha?.explorer && mha.explorer.timings.length > 0")
         first.append(1000 * (time.perf_counter() - t0))
         page.wait_for_function(READY, timeout=30_000)
-        page.wait_for_function("window.mhaExplorer.timings.some(t => t.reason === 'engine-ready')")
+        page.wait_for_function("mha.explorer.timings.some(t => t.reason === 'engine-ready')")
         ready.append(1000 * (time.perf_counter() - t0))
         sizes.append(page.evaluate(BYTES))
         largest = page.evaluate("""() => performance.getEntriesByType('resource')
@@ -84,13 +84,13 @@ def bench_typing(page, cells, keys=30):
             page.click(f"label[for=mha-dk-{d_k}]")
         page.fill("#mha-text", "")
         page.wait_for_timeout(200)
-        start = len(page.evaluate("window.mhaExplorer.timings"))
+        start = len(page.evaluate("mha.explorer.timings"))
         page.type("#mha-text", "the cat sat on the mat because it", delay=60)
         page.wait_for_timeout(300)
         ms = timings(page, "text", start)[-keys:]
         out[f"{mode} h={h} d_k={d_k}"] = {"keystroke_to_repaint_ms": median(ms),
                                           "max_ms": round(max(ms), 1), "n": len(ms)}
-    start = len(page.evaluate("window.mhaExplorer.timings"))
+    start = len(page.evaluate("mha.explorer.timings"))
     page.click("label[for=mha-mode-budget]")
     for _ in range(3):
         for h in (1, 2, 4, 8, 16):
@@ -106,21 +106,21 @@ def bench_minilm(page, runs=12):
     page.click("label[for=mha-source-minilm]")
     t0 = time.perf_counter()
     page.click("button.mha-load")
-    page.wait_for_function("window.mhaExplorer.minilm === 'ready'", timeout=120_000)
+    page.wait_for_function("window.mha?.explorer.minilm === 'ready'", timeout=120_000)
     load_s = time.perf_counter() - t0
     loaded = page.evaluate(BYTES) - before
     ms, forward = [], []
     for i in range(runs):
         words = WORDS[i % len(WORDS):] + WORDS[:i % len(WORDS)]
         text = " ".join(words)  # 14 words: 16 tokens with [CLS] and [SEP]
-        n = page.evaluate("(t) => mhaEngine.tokenizeMiniLM(t).then(r => r.kept)", text)
+        n = page.evaluate("(t) => mha.engine.tokenizeMiniLM(t).then(r => r.kept)", text)
         assert n == 16, n
-        start = len(page.evaluate("window.mhaExplorer.timings"))
-        page.evaluate("(t) => { mhaExplorer.state.text = t; mhaExplorer.update('bench'); }", text)
-        page.wait_for_function(f"window.mhaExplorer.timings.length > {start}")
+        start = len(page.evaluate("mha.explorer.timings"))
+        page.evaluate("(t) => { mha.explorer.state.text = t; mha.explorer.update('bench'); }", text)
+        page.wait_for_function(f"mha.explorer.timings.length > {start}")
         ms += timings(page, "bench", start)
         forward.append(page.evaluate("""async (t) => { const t0 = performance.now();
-            await mhaEngine.minilm(t + ' again', null); return performance.now() - t0; }""", text))
+            await mha.engine.minilm(t + ' again', null); return performance.now() - t0; }""", text))
     return {"load_bytes": int(loaded), "load_s": round(load_s, 2),
             "forward_and_repaint_16_tokens_ms": median(ms[1:]),
             "forward_only_16_tokens_ms": median(forward[1:]), "n": len(ms) - 1}

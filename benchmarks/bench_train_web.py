@@ -48,7 +48,7 @@ from site_browser import CHROMIUM, CHROMIUM_ARGS, serve  # noqa: E402
 
 PAGE = "chapters/explorer.html"
 OUT = ROOT / "benchmarks" / "results" / "train_web.json"
-READY = "i => mhaTrainer.panels[i].state === 'ready'"
+READY = "i => mha.trainer.panels[i].state === 'ready'"
 
 
 def size(page, i, h, d_k):
@@ -64,10 +64,10 @@ def size(page, i, h, d_k):
 
 def steps_per_second(page, h, d_k, steps=100):
     box = size(page, 0, h, d_k)
-    page.evaluate("n => mhaTrainer.panels[0].worker.steps(n)", steps)
+    page.evaluate("n => mha.trainer.panels[0].worker.steps(n)", steps)
     box.locator(".mha-train-go").click()
-    page.wait_for_function("mhaTrainer.panels[0].state === 'done'", timeout=600_000)
-    return page.evaluate("mhaTrainer.panels[0].stepsPerSecond")
+    page.wait_for_function("mha.trainer.panels[0].state === 'done'", timeout=600_000)
+    return page.evaluate("mha.trainer.panels[0].stepsPerSecond")
 
 
 def read_out(page, n=7):
@@ -77,7 +77,7 @@ def read_out(page, n=7):
     worker, trip, parts = [], [], []
     for _ in range(n):
         r = page.evaluate("""async () => { const t0 = performance.now();
-            const r = await mhaTrainer.panels[0].readNow();
+            const r = await mha.trainer.panels[0].readNow();
             return {ms: r.ms, trip: performance.now() - t0, circuits: !!r.circuits,
                     evaluate: r.msEvaluate, circ: r.msCircuits}; }""")
         worker.append(r["ms"])
@@ -101,10 +101,10 @@ def time_to_ninety(page, typing=False):
             for ch in " " + word:
                 page.wait_for_timeout(120)
                 field.press(ch if ch != " " else "Space")
-        repaints = page.evaluate("mhaTrainer.panels[0].timings.repaints || []")
-    page.wait_for_function("mhaTrainer.panels[0].state === 'done'", timeout=600_000)
-    t = page.evaluate("mhaTrainer.panels[0].timings")
-    acc = page.evaluate("mhaTrainer.panels[0].evals.map(e => e.accuracy[0])")
+        repaints = page.evaluate("mha.trainer.panels[0].timings.repaints || []")
+    page.wait_for_function("mha.trainer.panels[0].state === 'done'", timeout=600_000)
+    t = page.evaluate("mha.trainer.panels[0].timings")
+    acc = page.evaluate("mha.trainer.panels[0].evals.map(e => e.accuracy[0])")
     return t.get("ninety"), t.get("ninetyStep"), acc[-1], repaints
 
 
@@ -125,11 +125,12 @@ def main() -> int:
                       else r.abort())
         page = context.new_page()
         page.goto(f"{base}/{PAGE}")
-        page.wait_for_function("window.mhaTrainer && mhaTrainer.panels.length === 2")
+        page.wait_for_function("window.mha?.trainer && mha.trainer.panels.length === 2")
         page.locator(".mha-trainer").scroll_into_view_if_needed()  # its workers start there
-        page.wait_for_function("window.mhaTrainer && mhaTrainer.panels.length === 2 && "
-                               "mhaTrainer.panels.every(q => q.state === 'ready')", timeout=120_000)
-        worker = page.evaluate("mhaTrainer.panels[0].resources()")
+        page.wait_for_function("window.mha && mha.trainer.panels.length === 2 && "
+                               "mha.trainer.panels.every(q => q.state === 'ready')",
+                               timeout=120_000)
+        worker = page.evaluate("mha.trainer.panels[0].resources()")
         own = page.evaluate("""() => performance.getEntriesByType('navigation').concat(
             performance.getEntriesByType('resource')).map(e => ({name: e.name,
             bytes: e.encodedBodySize || 0}))""")

@@ -46,9 +46,9 @@ TINY_MODELS = ["h4_dk16", "h1_dk64", "h16_dk4", "h8_dk32_init"]
 def page(live_page):  # noqa: F811 (the fixture imported above)
     """The explorer page (site_browser.live_page) once its live engine has started."""
     p = live_page.page
-    p.wait_for_function("window.mhaExplorer && window.mhaExplorer.engine !== 'loading'",
+    p.wait_for_function("window.mha?.explorer && window.mha?.explorer.engine !== 'loading'",
                         timeout=30_000)
-    assert p.evaluate("window.mhaExplorer.engine") == "ready", p.inner_text("#mha-status")
+    assert p.evaluate("window.mha?.explorer.engine") == "ready", p.inner_text("#mha-status")
     return p, live_page.blocked, live_page.base
 
 
@@ -65,7 +65,7 @@ def floats(b64: str) -> np.ndarray:
 
 
 def run_tiny(p, name: str, text: str) -> dict:
-    r = p.evaluate("""async ([n, t]) => { %s const r = await mhaEngine.tiny(n, t);
+    r = p.evaluate("""async ([n, t]) => { %s const r = await mha.engine.tiny(n, t);
         return {ids: r.ids, tokens: r.tokens, total: r.total, kept: r.kept,
                 attn: r.attn.map(b64)}; }""" % B64, [name, text])
     r["attn"] = [floats(a) for a in r["attn"]]
@@ -73,7 +73,7 @@ def run_tiny(p, name: str, text: str) -> dict:
 
 
 def run_minilm(p, text: str, mask=None) -> dict:
-    r = p.evaluate("""async ([t, m]) => { %s const r = await mhaEngine.minilm(t,
+    r = p.evaluate("""async ([t, m]) => { %s const r = await mha.engine.minilm(t,
             m ? Float32Array.from(m) : null);
         return {ids: r.ids, tokens: r.tokens, total: r.total, kept: r.kept,
                 attn: r.attn.map(b64), embedding: b64(r.embedding)}; }""" % B64,
@@ -84,11 +84,11 @@ def run_minilm(p, text: str, mask=None) -> dict:
 
 
 def settle(p, n_before: int) -> None:
-    p.wait_for_function(f"window.mhaExplorer.timings.length > {n_before}", timeout=20_000)
+    p.wait_for_function(f"mha.explorer.timings.length > {n_before}", timeout=20_000)
 
 
 def n_timings(p) -> int:
-    return p.evaluate("window.mhaExplorer.timings.length")
+    return p.evaluate("mha.explorer.timings.length")
 
 
 def test_there_are_at_least_20_sentences():
@@ -140,8 +140,8 @@ def test_every_tiny_model_runs_in_the_browser(page):
 @pytest.fixture(scope="module")
 def minilm(page):
     p, _, _ = page
-    p.evaluate("mhaEngine.loadMiniLM()")
-    p.wait_for_function("mhaEngine.minilmLoaded()", timeout=60_000)
+    p.evaluate("mha.engine.loadMiniLM()")
+    p.wait_for_function("mha.engine.minilmLoaded()", timeout=60_000)
     return p
 
 
@@ -188,12 +188,12 @@ def test_precomputed_views_agree_with_the_live_engine(minilm):
         for h, d_k in web_export.tiny_cells():
             for trained in (True, False):
                 name = tm.model_name(h, d_k, trained)
-                pre = p.evaluate("([n, i]) => mhaExplorer.precomputed(n, i)", [name, i])
+                pre = p.evaluate("([n, i]) => mha.explorer.precomputed(n, i)", [name, i])
                 live = run_tiny(p, name, text)
                 assert pre["tokens"] == live["tokens"]
                 for a, b in zip(pre["attn"], live["attn"], strict=True):
                     assert np.abs(np.array(a) - np.array(b)).max() <= 2e-5, name
-        pre = p.evaluate("([i]) => mhaExplorer.precomputed('minilm', i)", [i])
+        pre = p.evaluate("([i]) => mha.explorer.precomputed('minilm', i)", [i])
         live = run_minilm(p, text)
         assert pre["tokens"] == live["tokens"]
         for a, b in zip(pre["attn"], live["attn"], strict=True):
@@ -290,11 +290,11 @@ def test_heatmaps_work_from_the_keyboard(page):
 def test_minilm_head_switch_changes_later_layers_and_reports_the_cosine(page, minilm):
     p = minilm
     click(p, "mha-source-minilm")
-    p.wait_for_function("window.mhaExplorer.minilm === 'ready' || mhaEngine.minilmLoaded()")
+    p.wait_for_function("window.mha?.explorer.minilm === 'ready' || mha.engine.minilmLoaded()")
     if p.locator("button.mha-load").is_visible():
         n = n_timings(p)
         p.click("button.mha-load")
-        p.wait_for_function("window.mhaExplorer.minilm === 'ready'", timeout=60_000)
+        p.wait_for_function("window.mha?.explorer.minilm === 'ready'", timeout=60_000)
         settle(p, n)
     type_text(p, "The robot picked up the ball because it was light.")
     click(p, "mha-layer-3")
@@ -320,7 +320,7 @@ def test_without_webassembly_one_line_says_so_and_the_examples_still_work(page):
     try:
         p.add_init_script("delete window.WebAssembly;")
         p.goto(f"{base}/{PAGE}")
-        p.wait_for_function("window.mhaExplorer && window.mhaExplorer.engine === 'failed'",
+        p.wait_for_function("window.mha?.explorer && window.mha?.explorer.engine === 'failed'",
                             timeout=20_000)
         assert "Live engine unavailable" in p.inner_text("#mha-status")
         assert thumbs(p) == 4

@@ -51,7 +51,8 @@ def js_reads() -> set[tuple[str, tuple[str, ...]]]:
             keys = m.group(2).split(".")[1:]
             path = list(ROOTS[m.group(1)])
             for k in keys:
-                if k in ("find", "map", "filter", "forEach", "length", "some", "indexOf", "reduce"):
+                if k in ("find", "map", "filter", "forEach", "length", "some", "every", "indexOf",
+                         "reduce"):
                     break
                 path.append(k)
             found.add((f.name, tuple(path)))
@@ -121,3 +122,17 @@ def test_the_train_entry_matches_the_schema(tmp_path):
     broken["graphs"]["step"]["inputs"].remove("warmup")
     with pytest.raises(jsonschema.ValidationError):
         jsonschema.validate({"train": broken}, _train_schema())
+
+
+def test_the_built_manifest_carries_the_knobs_and_readouts_as_written():
+    """The page builds its controls and drawings from the manifest's
+    train.knobs and train.readouts: the build wrote web_train's entries."""
+    from mhacourse import web_train
+
+    path = BUILT / "manifest.json"
+    if not path.exists():
+        pytest.fail("the explorer data is not built: run `make book` first")
+    train = json.loads(path.read_text())["train"]
+    assert train["knobs"] == json.loads(json.dumps(web_train.KNOBS))
+    assert train["readouts"] == json.loads(json.dumps(web_train.READOUTS))
+    assert train["data"]["baseline"]["columns"] == list(web_train.BASELINE_COLUMNS)

@@ -27,13 +27,13 @@ def page(live_page):  # noqa: F811 (the fixture imported above)
     """The explorer page (site_browser.live_page), its trainer's two panels built
     once the reader has scrolled to them."""
     p = live_page.page
-    p.wait_for_function("window.mhaTrainer && mhaTrainer.panels.length === 2")
+    p.wait_for_function("window.mha?.trainer && mha.trainer.panels.length === 2")
     # the workers start only when the trainer comes near the screen
     p.wait_for_timeout(1500)
-    assert p.evaluate("mhaTrainer.panels.map(q => q.state)") == ["idle", "idle"], \
+    assert p.evaluate("mha.trainer.panels.map(q => q.state)") == ["idle", "idle"], \
         "the trainer started its workers before the reader scrolled to it"
     p.locator(".mha-trainer").scroll_into_view_if_needed()
-    p.wait_for_function("mhaTrainer.panels.every(q => q.state === 'ready')", timeout=60_000)
+    p.wait_for_function("mha.trainer.panels.every(q => q.state === 'ready')", timeout=60_000)
     return p, live_page.blocked
 
 
@@ -50,11 +50,11 @@ def set_size(p, i: int, h, d_k, budget: bool = False) -> None:
 
 
 def state(p, i: int) -> str:
-    return p.evaluate("i => mhaTrainer.panels[i].state", i)
+    return p.evaluate("i => mha.trainer.panels[i].state", i)
 
 
 def wait_state(p, i: int, states, timeout=60_000) -> None:
-    p.wait_for_function("([i, s]) => s.includes(mhaTrainer.panels[i].state)",
+    p.wait_for_function("([i, s]) => s.includes(mha.trainer.panels[i].state)",
                         arg=[i, list(states)], timeout=timeout)
 
 
@@ -76,12 +76,12 @@ def ready(p, i: int, h, d_k, budget=False) -> None:
     # the manifest) is the package's, and the built model's
     d_k = web_train.BUDGET_D_MODEL // h if budget else d_k
     n = tm.n_params(tm.TinyTransformer(tm.TinyConfig(h=h, d_k=d_k)))
-    assert p.evaluate("i => mhaTrainer.panels[i].params", i) == n
+    assert p.evaluate("i => mha.trainer.panels[i].params", i) == n
     assert f"{n:,} parameters" in panel(p, i).locator(".mha-train-summary").inner_text()
 
 
 def page_weights(p, i: int) -> dict:
-    r = p.evaluate("i => mhaTrainer.panels[i].weights()", i)
+    r = p.evaluate("i => mha.trainer.panels[i].weights()", i)
     return {"step": r["step"], "arrays": r["arrays"], "names": r["names"]}
 
 
@@ -96,33 +96,33 @@ def test_trains_h4_dk16_to_ninety_percent(page):
     box = panel(p, 0)
     box.locator(".mha-train-go").click()
     # the explorer's controls answer while the model trains and is read out
-    p.wait_for_function("mhaTrainer.panels[0].step >= 60")
-    n = p.evaluate("window.mhaExplorer.timings.length")
+    p.wait_for_function("mha.trainer.panels[0].step >= 60")
+    n = p.evaluate("mha.explorer.timings.length")
     p.fill("#mha-text", "the cat sat on the mat")
-    p.wait_for_function(f"window.mhaExplorer.timings.length > {n}")
+    p.wait_for_function(f"mha.explorer.timings.length > {n}")
     assert p.inner_text("#mha-message") == ""
     wait_state(p, 0, ["done"], timeout=300_000)
-    p.wait_for_function("mhaTrainer.panels[0].evals.some(e => e.step === 800)")
-    evals = p.evaluate("mhaTrainer.panels[0].evals.map(e => [e.step, ...e.accuracy])")
+    p.wait_for_function("mha.trainer.panels[0].evals.some(e => e.step === 800)")
+    evals = p.evaluate("mha.trainer.panels[0].evals.map(e => [e.step, ...e.accuracy])")
     assert evals[-1][1] >= 0.9, evals
     assert np.isfinite(np.array(evals)).all()
     steps = [e[0] for e in evals]
     assert steps == sorted(steps) and set(range(0, 801, 20)) <= set(steps), steps
-    roles = p.evaluate("mhaTrainer.panels[0].roleNames")
+    roles = p.evaluate("mha.trainer.panels[0].roleNames")
     assert any(r != "mixed" for layer in roles for r in layer), roles
     text = box.locator(".mha-train-accuracy").inner_text()
     assert f"{100 * evals[-1][1]:.1f}%" in text
     # baselines: the package's, on the held-out set
     x, y, kind = tm.heldout()
     rule = tasks.baselines(x, y, kind)
-    base = p.evaluate("mhaTrainer.panels[0].base")
+    base = p.evaluate("mha.trainer.panels[0].base")
     assert abs(base["chance"] - rule["uniform"]["all"]) < 1e-6
     want = [rule["previous word"][k] for k in ("all", "previous", "lookup")]
     np.testing.assert_allclose(base["previousWord"], want, atol=1e-3)
     # the phase change: the first read-out past the plateau, by the stated rule
-    margin = p.evaluate("mhaTrainer.phaseMargin")
+    margin = p.evaluate("mha.trainer.phaseMargin")
     jump = next(s for s, *a in evals if a[2] > want[2] + margin)
-    assert p.evaluate("mhaTrainer.panels[0].phaseStep") == jump
+    assert p.evaluate("mha.trainer.panels[0].phaseStep") == jump
     assert f"step {jump}, lookup" in box.locator(".mha-train-phase").inner_text()
     label = box.locator(".mha-train-curves").get_attribute("aria-label")
     assert f"phase change at step {jump}" in label
@@ -131,7 +131,7 @@ def test_trains_h4_dk16_to_ninety_percent(page):
     assert rows.count() == 2 * 4
     cells = [rows.nth(i).inner_text() for i in range(8)]
     assert any("induction" in c for c in cells[4:]), cells
-    ind = [s for layer in p.evaluate("mhaTrainer.panels[0].roleSteps") for s in layer]
+    ind = [s for layer in p.evaluate("mha.trainer.panels[0].roleSteps") for s in layer]
     assert any(r["induction"] is not None for r in ind[4:])
     # the first loss, against ln V
     note = box.locator(".mha-train-loss-note").inner_text()
@@ -161,11 +161,11 @@ def test_page_weights_equal_onnxruntime_in_python(page):
     p, _ = page
     h, d_k, n = 3, 20, 20
     ready(p, 1, h, d_k)
-    p.evaluate("n => mhaTrainer.panels[1].worker.steps(n)", n)
+    p.evaluate("n => mha.trainer.panels[1].worker.steps(n)", n)
     panel(p, 1).locator(".mha-train-go").click()
     wait_state(p, 1, ["done"], timeout=120_000)
     got = page_weights(p, 1)
-    page_losses = p.evaluate("mhaTrainer.panels[1].losses")
+    page_losses = p.evaluate("mha.trainer.panels[1].losses")
     assert got["step"] == n and len(page_losses) == n
     ort.set_default_logger_severity(3)
     so = ort.SessionOptions()
@@ -187,7 +187,8 @@ def test_page_weights_equal_onnxruntime_in_python(page):
         feed = dict(zip(names, [*P, *M, *V]))  # the weights and moments, by name
         feed.update(s=np.array(s, np.float32), steps=np.array(n, np.float32),
                     warmup=np.array(100, np.float32), layer_on=np.ones(2, np.float32),
-                    x=xs[s].numpy(), heads=np.zeros(h, np.float32))
+                    x=xs[s].numpy(), heads=np.zeros(h, np.float32),
+                    clip=np.array(st.CLIP, np.float32))
         r = step.run(None, feed)
         losses.append(float(r[0]))
         grads = r[2 + 3 * N:2 + 4 * N]
@@ -234,11 +235,11 @@ def test_trained_model_attention_equals_the_package(page):
     box = panel(p, 1).locator(".mha-train-sentence")
     box.fill(sentence)
     L = len(tasks.split_words(sentence))
-    p.wait_for_function("mhaTrainer.panels[1].lastAttention && "
-                        "mhaTrainer.panels[1].lastAttention.L === %d" % L)
-    assert p.evaluate("mhaTrainer.panels[1].lastAttention.step") == got["step"], \
+    p.wait_for_function("mha.trainer.panels[1].lastAttention && "
+                        "mha.trainer.panels[1].lastAttention.L === %d" % L)
+    assert p.evaluate("mha.trainer.panels[1].lastAttention.step") == got["step"], \
         "the heatmaps are of the model whose weights the test read"
-    page_attn = p.evaluate("mhaTrainer.panels[1].lastAttention.attn.map(a => Array.from(a))")
+    page_attn = p.evaluate("mha.trainer.panels[1].lastAttention.attn.map(a => Array.from(a))")
     _, attention = tm.attention_on(model, sentence)
     for a, b in zip(page_attn, attention):
         np.testing.assert_allclose(np.asarray(a, np.float32), b.numpy().ravel(), atol=1e-5, rtol=0)
@@ -268,24 +269,24 @@ def test_bad_sizes_get_one_line_then_a_good_size_works(page, h, d_k, budget, wor
 def test_train_twice_pause_resume_reset(page):
     p, _ = page
     ready(p, 1, 2, 8)
-    p.evaluate("mhaTrainer.panels[1].start(); mhaTrainer.panels[1].start()")
+    p.evaluate("mha.trainer.panels[1].start(); mha.trainer.panels[1].start()")
     wait_state(p, 1, ["running"])
     # read in the same turn as the click: a progress message arriving
     # between the two would rewrite the status line
-    said = p.evaluate("(() => { const q = mhaTrainer.panels[1]; q.start(); "
+    said = p.evaluate("(() => { const q = mha.trainer.panels[1]; q.start(); "
                       "return q.status.textContent; })()")
     assert "Already training" in said
     assert panel(p, 1).locator("input[id$='-h']").is_disabled(), "no size change mid-run"
     panel(p, 1).locator(".mha-train-pause").click()
     wait_state(p, 1, ["paused"])
-    at = p.evaluate("mhaTrainer.panels[1].step")
+    at = p.evaluate("mha.trainer.panels[1].step")
     assert f"Paused at step {at}:" in panel(p, 1).locator(".mha-train-status").inner_text()
     # the counter, the pictures' weights, the losses and the worker agree
-    p.wait_for_function("mhaTrainer.panels[1].lastAttention.step === %d" % at)
-    assert p.evaluate("mhaTrainer.panels[1].losses.length") == at
+    p.wait_for_function("mha.trainer.panels[1].lastAttention.step === %d" % at)
+    assert p.evaluate("mha.trainer.panels[1].losses.length") == at
     assert page_weights(p, 1)["step"] == at
     panel(p, 1).locator(".mha-train-go").click()  # Resume
-    p.wait_for_function("mhaTrainer.panels[1].step > %d" % at)
+    p.wait_for_function("mha.trainer.panels[1].step > %d" % at)
     panel(p, 1).locator(".mha-train-reset").click()
     assert "was discarded" in panel(p, 1).locator(".mha-train-status").inner_text()
     wait_state(p, 1, ["ready"])
@@ -296,11 +297,11 @@ def test_divergence_stops_with_one_line_and_no_nan(page):
     says so, stops, and draws nothing non-finite."""
     p, _ = page
     ready(p, 1, 2, 8)
-    p.evaluate("mhaTrainer.panels[1].worker.poison()")
+    p.evaluate("mha.trainer.panels[1].worker.poison()")
     panel(p, 1).locator(".mha-train-go").click()
     wait_state(p, 1, ["diverged"])
     assert "The loss diverged" in message(p, 1)
-    losses = p.evaluate("mhaTrainer.panels[1].losses")
+    losses = p.evaluate("mha.trainer.panels[1].losses")
     assert all(np.isfinite(losses))
     reset(p, 1)
     wait_state(p, 1, ["ready"])
@@ -313,7 +314,7 @@ def test_empty_sentence_hides_the_pictures(page):
     assert "Type a sentence" in panel(p, 1).locator(".mha-train-note").inner_text()
     assert panel(p, 1).locator(".mha-train-heads").is_hidden()
     box.fill("the cat sat")
-    p.wait_for_function("mhaTrainer.panels[1].lastAttention.L === 3")
+    p.wait_for_function("mha.trainer.panels[1].lastAttention.L === 3")
     assert panel(p, 1).locator(".mha-train-heads").is_visible()
 
 
@@ -328,7 +329,7 @@ def heads_drawn(p, i: int) -> list[int]:
 
 
 def assert_every_head_drawn(p, i: int, h: int, after_step: int = 0) -> None:
-    p.wait_for_function("([i, s]) => { const q = mhaTrainer.panels[i]; return q.lastAttention "
+    p.wait_for_function("([i, s]) => { const q = mha.trainer.panels[i]; return q.lastAttention "
                         "&& q.lastAttention.step >= s && !q.drawing; }", arg=[i, after_step])
     drawn = heads_drawn(p, i)
     assert len(drawn) == 2 * h, f"{len(drawn)} head pictures on the page, not {2 * h}"
@@ -344,19 +345,19 @@ def test_reset_at_the_same_size_draws_every_head_again(page):
     ready(p, 1, h, 8)
     assert_every_head_drawn(p, 1, h)
     panel(p, 1).locator(".mha-train-go").click()  # reset mid-run
-    p.wait_for_function("mhaTrainer.panels[1].step >= 20")
+    p.wait_for_function("mha.trainer.panels[1].step >= 20")
     panel(p, 1).locator(".mha-train-reset").click()
     wait_state(p, 1, ["ready"])
     assert_every_head_drawn(p, 1, h)
     panel(p, 1).locator(".mha-train-go").click()  # pause, then reset
-    p.wait_for_function("mhaTrainer.panels[1].step >= 20")
+    p.wait_for_function("mha.trainer.panels[1].step >= 20")
     panel(p, 1).locator(".mha-train-pause").click()
     wait_state(p, 1, ["paused"])
     panel(p, 1).locator(".mha-train-reset").click()
     wait_state(p, 1, ["ready"])
     assert_every_head_drawn(p, 1, h)
     panel(p, 1).locator(".mha-train-go").click()  # a second run after the reset
-    p.wait_for_function("mhaTrainer.panels[1].step >= 40")
+    p.wait_for_function("mha.trainer.panels[1].step >= 40")
     assert_every_head_drawn(p, 1, h, after_step=40)
     panel(p, 1).locator(".mha-train-pause").click()
     wait_state(p, 1, ["paused"])
@@ -375,10 +376,10 @@ def test_unknown_words_get_the_explorers_line(page):
                             ".textContent.includes('None of these words')", arg=1)
         assert panel(p, 1).locator(".mha-train-heads").is_hidden()
         line = panel(p, 1).locator(".mha-train-note").inner_text()
-        assert line == p.evaluate("t => mhaEngine.tokenizeTiny(t).then(mhaEngine.tinyRefusal)",
+        assert line == p.evaluate("t => mha.engine.tokenizeTiny(t).then(mha.engine.tinyRefusal)",
                                   text)
     box.fill("the cat sat")
-    p.wait_for_function("mhaTrainer.panels[1].lastAttention.L === 3")
+    p.wait_for_function("mha.trainer.panels[1].lastAttention.L === 3")
     assert panel(p, 1).locator(".mha-train-heads").is_visible()
     assert "None of these words" not in panel(p, 1).locator(".mha-train-note").inner_text()
 
@@ -420,7 +421,8 @@ def test_without_the_forward_graph_the_examples_still_draw(page):
     the status says in one line what failed (not onnxruntime's words, not
     "ready")."""
     with page_without(page, "train/forward.onnx") as p:
-        p.wait_for_function("window.mhaExplorer && mhaExplorer.engine === 'failed'", timeout=30_000)
+        p.wait_for_function("window.mha?.explorer && mha.explorer.engine === 'failed'",
+                            timeout=30_000)
         status = p.inner_text("#mha-status")
         assert "could not load forward.onnx (HTTP 404)" in status, status
         assert "ready" not in status.lower() and "external data" not in status
@@ -435,15 +437,15 @@ def test_without_training_files_one_line_says_what_to_do(page, file):
     """step.onnx or batches.u16 missing: before any step, one line names
     the file and says what to do; it does not say "Training stopped"."""
     with page_without(page, "train/" + file) as p:
-        p.wait_for_function("window.mhaTrainer && mhaTrainer.panels.length === 2")
+        p.wait_for_function("window.mha?.trainer && mha.trainer.panels.length === 2")
         p.locator(".mha-trainer").scroll_into_view_if_needed()
-        p.wait_for_function("mhaTrainer.panels.every(q => q.state === 'failed')", timeout=60_000)
+        p.wait_for_function("mha.trainer.panels.every(q => q.state === 'failed')", timeout=60_000)
         line = panel(p, 0).locator(".mha-train-message").inner_text()
         assert f"could not load {file} (HTTP 404)" in line, line
         assert "Reload the page" in line and "make book" in line
         assert "stopped" not in line.lower()
         assert panel(p, 0).locator(".mha-train-go").is_disabled()
-        assert p.evaluate("mhaTrainer.panels[0].losses.length") == 0
+        assert p.evaluate("mha.trainer.panels[0].losses.length") == 0
 
 
 def test_leaving_mid_run_asks_first(page):
@@ -451,8 +453,8 @@ def test_leaving_mid_run_asks_first(page):
     p = p0.context.new_page()  # same offline context
     p.goto(p0.url)
     p.locator(".mha-trainer").scroll_into_view_if_needed()
-    p.wait_for_function("window.mhaTrainer && mhaTrainer.panels.length === 2 && "
-                        "mhaTrainer.panels[0].state === 'ready'", timeout=60_000)
+    p.wait_for_function("window.mha && mha.trainer.panels.length === 2 && "
+                        "mha.trainer.panels[0].state === 'ready'", timeout=60_000)
     set_size(p, 0, 2, 8)
     wait_state(p, 0, ["ready"])
     panel(p, 0).locator(".mha-train-go").click()
@@ -471,20 +473,31 @@ def test_leaving_mid_run_asks_first(page):
 
 
 def test_file_page_says_why_and_the_precomputed_explorer_works(page):
+    """Opened from disk, the page's modules never run (browsers refuse them
+    on file:// pages): the classic fallback says why in each trainer, offers
+    no Train button, and draws the precomputed pictures, for each example
+    and layer; nothing is fetched from elsewhere."""
     p0, _ = page
     context = p0.context.browser.new_context(viewport={"width": 1280, "height": 900})
     reached = []
     context.route("**/*", lambda r: r.continue_() if r.request.url.startswith("file:")
                   else (reached.append(r.request.url), r.abort()))
     p = context.new_page()
+    errors: list[str] = []
+    p.on("pageerror", lambda e: errors.append(str(e)))
     try:
         p.goto((SITE / PAGE).as_uri())
-        p.wait_for_function("window.mhaTrainer && mhaTrainer.panels.length === 2")
+        p.wait_for_function("document.querySelectorAll('.mha-trainer.mha-fallback').length === 1")
         assert "served over http" in panel(p, 0).locator(".mha-train-message").inner_text()
-        assert panel(p, 0).locator(".mha-train-go").is_disabled()
-        p.wait_for_function("window.mhaExplorer && mhaExplorer.engine === 'failed'")
+        assert p.locator(".mha-train-go").count() == 0, "no Train button that cannot train"
+        assert "Live engine off" in p.inner_text("#mha-explorer .mha-status")
         assert p.locator("#mha-explorer .mha-grid canvas").count() > 0
+        first = p.locator("#mha-explorer .mha-grid canvas").first.screenshot()
+        p.select_option("#mha-fallback-sentence", "2")
+        assert p.locator("#mha-explorer .mha-grid canvas").first.screenshot() != first
+        assert "(precomputed at build time)" in p.inner_text("#mha-explorer .mha-header")
         assert reached == []
+        assert [e for e in errors if "THEBE_JS_URL" not in e] == []
     finally:
         context.close()
 
@@ -497,7 +510,7 @@ def start_run(p, i: int, h, d_k, seed, steps=None) -> None:
     box.locator("input[id$='-seed']").fill(str(seed))
     wait_state(p, i, ["ready"])
     if steps is not None:
-        p.evaluate("([i, n]) => mhaTrainer.panels[i].worker.steps(n)", [i, steps])
+        p.evaluate("([i, n]) => mha.trainer.panels[i].worker.steps(n)", [i, steps])
     box.locator(".mha-train-go").click()
 
 
@@ -514,7 +527,7 @@ def test_first_50_losses_equal_tm_train(page):
         want[h] = [e["loss"] for e in metrics["history"]]
     for i, h in [(0, 4), (1, 3)]:
         wait_state(p, i, ["done"], timeout=120_000)
-        got = p.evaluate("i => mhaTrainer.panels[i].losses", i)
+        got = p.evaluate("i => mha.trainer.panels[i].losses", i)
         np.testing.assert_allclose(got, want[h], rtol=1e-4, atol=0)
 
 
@@ -535,9 +548,9 @@ def test_page_accuracy_every_100_steps_equals_tm_train(page, seed):
                    for e in metrics["history"]}
     for i, (h, _) in enumerate(runs):
         wait_state(p, i, ["done"], timeout=600_000)
-        p.wait_for_function("i => mhaTrainer.panels[i].evals.some(e => e.step === 800)", arg=i)
+        p.wait_for_function("i => mha.trainer.panels[i].evals.some(e => e.step === 800)", arg=i)
         got = {e[0]: e[1:] for e in p.evaluate(
-            "i => mhaTrainer.panels[i].evals.map(e => [e.step, ...e.accuracy])", i)}
+            "i => mha.trainer.panels[i].evals.map(e => [e.step, ...e.accuracy])", i)}
         for step, acc in want[h].items():
             worst = float(np.abs(np.array(got[step]) - np.array(acc)).max())
             assert worst <= 0.01, f"h {h} seed {seed} step {step}: {got[step]} vs {acc}"
@@ -554,8 +567,8 @@ def test_ablation_equals_the_package(page):
     p, _ = page
     i = 0
     wait_state(p, i, ["done", "paused"])
-    assert p.evaluate("mhaTrainer.panels[0].canAblate")
-    c = p.evaluate("mhaTrainer.panels[0].config")
+    assert p.evaluate("mha.trainer.panels[0].canAblate")
+    c = p.evaluate("mha.trainer.panels[0].config")
     h = c["h"]
     got = page_weights(p, i)
     params = [torch.tensor(a, dtype=torch.float32).reshape(s) for a, s in
@@ -563,8 +576,8 @@ def test_ablation_equals_the_package(page):
     off = [0, 1]  # layer 1, heads 1 and 2
     for k in off:
         panel(p, i).locator(f"#mha-train-1-use-{k}").uncheck()
-    p.wait_for_function("mhaTrainer.panels[0].ablated && !mhaTrainer.panels[0].ablating")
-    r = p.evaluate("(() => { const a = mhaTrainer.panels[0].ablated; return {accuracy: a.accuracy,"
+    p.wait_for_function("mha.trainer.panels[0].ablated && !mha.trainer.panels[0].ablating")
+    r = p.evaluate("(() => { const a = mha.trainer.panels[0].ablated; return {accuracy: a.accuracy,"
                    " stats: a.stats, role: a.role, named: a.named}; })()")
     mask = torch.ones(2, h)
     mask[0, off] = 0
@@ -578,9 +591,9 @@ def test_ablation_equals_the_package(page):
     sentence = "the cat sat on the mat because the cat was tired"
     panel(p, i).locator(".mha-train-sentence").fill(sentence)
     L = len(tasks.split_words(sentence))
-    p.wait_for_function("mhaTrainer.panels[0].lastAttention.L === %d && "
-                        "!mhaTrainer.panels[0].drawing" % L)
-    page_attn = p.evaluate("mhaTrainer.panels[0].lastAttention.attn.map(a => Array.from(a))")
+    p.wait_for_function("mha.trainer.panels[0].lastAttention.L === %d && "
+                        "!mha.trainer.panels[0].drawing" % L)
+    page_attn = p.evaluate("mha.trainer.panels[0].lastAttention.attn.map(a => Array.from(a))")
     ids = torch.tensor([tasks.word_ids(sentence)])
     _, attention = st.forward_with(params, ids, torch.zeros(h), mask, torch.ones(2))
     for a, b in zip(page_attn, attention, strict=True):
@@ -594,7 +607,7 @@ def test_ablation_equals_the_package(page):
     assert panel(p, i).locator(".mha-train-heads canvas").first.is_hidden(), "no picture"
     for k in range(2 * h):
         panel(p, i).locator(f"#mha-train-1-use-{k}").check()
-    p.wait_for_function("mhaTrainer.panels[0].ablated === null")
+    p.wait_for_function("mha.trainer.panels[0].ablated === null")
     assert panel(p, i).locator(".mha-train-ablation").inner_text() == ""
     assert panel(p, i).locator(".mha-train-heads").is_visible()
 
@@ -604,12 +617,12 @@ def test_a_knob_changed_mid_run_gets_one_line_and_the_run_goes_on(page):
     ready(p, 1, 2, 8)
     panel(p, 1).locator(".mha-train-go").click()
     wait_state(p, 1, ["running"])
-    said = p.evaluate("""(() => { const q = mhaTrainer.panels[1], w = q.knobInputs.warmup;
+    said = p.evaluate("""(() => { const q = mha.trainer.panels[1], w = q.knobInputs.warmup;
         w.checked = !w.checked; w.dispatchEvent(new Event('change'));
         return [q.message.textContent, w.checked, q.state]; })()""")
     assert "apply when a run begins" in said[0] and said[1] is True and said[2] == "running"
-    at = p.evaluate("mhaTrainer.panels[1].step")
-    p.wait_for_function("mhaTrainer.panels[1].step > %d" % (at + 20))
+    at = p.evaluate("mha.trainer.panels[1].step")
+    p.wait_for_function("mha.trainer.panels[1].step > %d" % (at + 20))
     panel(p, 1).locator(".mha-train-pause").click()
     wait_state(p, 1, ["paused"])
     reset(p, 1)
@@ -626,14 +639,16 @@ def test_circuits_equal_the_package(page):
         pytest.skip("this build has no circuits graph yet")
     from mhacourse.circuits import READOUTS, circuits_core
     wait_state(p, 0, ["done", "paused"])
-    c = p.evaluate("mhaTrainer.panels[0].config")
+    c = p.evaluate("mha.trainer.panels[0].config")
     got = page_weights(p, 0)
     params = [torch.tensor(a, dtype=torch.float32).reshape(s) for a, s in
               zip(got["arrays"], st.param_shapes(c["d_model"]).values(), strict=True)]
-    r = p.evaluate("mhaTrainer.panels[0].readNow().then(r => r.circuits)")
+    r = p.evaluate("mha.trainer.panels[0].readNow().then(r => r.circuits)")
     assert r is not None, "the page read no circuits"
     with torch.no_grad():
         want = circuits_core(params, torch.zeros(c["h"]), st.noise_pool().half().float())
+    # the baseline, by the columns of baseline.f32 (web_train.BASELINE_COLUMNS)
+    r["comp_baseline"] = [r["baseline"][k] for k in web_train.BASELINE_COLUMNS[2:]]
     for name, w in zip(READOUTS, want, strict=True):
         np.testing.assert_allclose(np.asarray(r[name], float), w.numpy().astype(float).ravel(),
                                    atol=1e-5, rtol=0, err_msg=name)  # roles: equal
@@ -645,11 +660,13 @@ def test_circuits_equal_the_package(page):
     assert len(cells) == 2 * c["h"] and all(t in ROLE_TEXTS for t in cells), cells
 
 
-@pytest.mark.parametrize("knob", ["one layer", "no warm-up", "identical start"])
+@pytest.mark.parametrize("knob", ["one layer", "no warm-up", "identical start", "no clipping"])
 def test_knobs_train_as_tm_train(page, knob):
     """Each knob is an input of the same graphs, and the page's run with it
     is tm.train's with the same option (20 steps, losses to 1e-4 relative);
-    the Python line names the option."""
+    the Python line names the option. (Clipping off: tm.train(clip=None);
+    code/tests shows the step's clip input at work, with norms over the
+    bound, which these first steps do not reach.)"""
     p, _ = page
     i, h, d_k, n = 1, 2, 8, 20
     reset(p, i)
@@ -662,24 +679,203 @@ def test_knobs_train_as_tm_train(page, knob):
     elif knob == "no warm-up":
         box.locator("input[id$='-warmup']").uncheck()
         cfg["warmup"] = 0
-    else:
+    elif knob == "identical start":
         box.locator("input[id$='-identical']").check()
         kwargs["identical_heads"] = True
+    else:
+        box.locator("input[id$='-clip']").uncheck()
+        kwargs["clip"] = None
     set_size(p, i, h, d_k)
     box.locator("input[id$='-seed']").fill("0")  # an earlier test may have left another
     wait_state(p, i, ["ready"])
-    p.evaluate("([i, n]) => mhaTrainer.panels[i].worker.steps(n)", [i, n])
+    p.evaluate("([i, n]) => mha.trainer.panels[i].worker.steps(n)", [i, n])
     box.locator(".mha-train-go").click()
     _, metrics = tm.train(tm.TinyConfig(**cfg), n, seed=0, eval_every=1, **kwargs)
     wait_state(p, i, ["done"], timeout=120_000)
-    got = p.evaluate("i => mhaTrainer.panels[i].losses", i)
+    got = p.evaluate("i => mha.trainer.panels[i].losses", i)
     np.testing.assert_allclose(got, [e["loss"] for e in metrics["history"]], rtol=1e-4, atol=0)
     line = box.locator(".mha-train-python code").inner_text()
     assert line.startswith("model, metrics = tm.train(tm.TinyConfig(h=2, d_k=8")
     for k, v in cfg.items():
         assert f"{k}={v}" in line, line
-    assert ("identical_heads=True" in line) == bool(kwargs)
+    assert ("identical_heads=True" in line) == ("identical_heads" in kwargs)
+    assert ("clip=None" in line) == ("clip" in kwargs)
     reset(p, i)  # back to the defaults for the next test
     box.locator("select[id$='-layers']").select_option("2")
     box.locator("input[id$='-warmup']").check()
     box.locator("input[id$='-identical']").uncheck()
+    box.locator("input[id$='-clip']").check()
+
+
+# ------------------------------------------------- reliable by construction
+
+NAMES = """() => {
+  const text = (e) => (e ? e.textContent.replace(/\\s+/g, ' ').trim() : '');
+  const visible = (e) => !!(e.offsetWidth || e.offsetHeight || e.getClientRects().length);
+  const ours = '#mha-explorer, .mha-trainer';  // the theme's own (two search buttons) aside
+  return Array.from(document.querySelectorAll('input, select, textarea, button'))
+    .filter((e) => e.closest(ours))
+    .filter(visible).map((e) => {
+      let name = e.getAttribute('aria-label');
+      if (!name && e.getAttribute('aria-labelledby')) {
+        name = e.getAttribute('aria-labelledby').split(' ')
+          .map((i) => text(document.getElementById(i))).join(' ');
+      }
+      if (!name && e.id && document.querySelector('label[for="' + e.id + '"]')) {
+        name = text(document.querySelector('label[for="' + e.id + '"]'));
+      }
+      if (!name && e.closest('label')) { name = text(e.closest('label')); }
+      if (!name && e.tagName === 'BUTTON') { name = text(e); }
+      return [e.id || e.className, name || e.title || ''];
+    });
+}"""
+
+
+def test_no_duplicate_ids_and_every_control_named_once(page):
+    """On every page of the site, once its scripts have run, no id is used
+    twice (the explorer's two trainer panels included); on the pages whose
+    script builds controls (the explorer and chapter 8) every visible form
+    control of the explorer and the trainers has an accessible name, and no
+    two share one."""
+    p0, _ = page
+    base = p0.url.split("/chapters/")[0]
+    pages = sorted(str(f.relative_to(SITE)) for f in SITE.rglob("*.html")
+                   if "_static" not in f.parts and "slides" not in f.parts
+                   and 'http-equiv="refresh"' not in f.read_text(errors="replace").lower())
+    assert len(pages) > 15, pages
+    p = p0.context.new_page()
+    try:
+        for name in pages:
+            p.goto(f"{base}/{name}")
+            live = name.endswith(("explorer.html", "08_how_many_heads.html"))
+            if live:
+                p.wait_for_function("window.mha && mha.trainer.panels.length > 0")
+                p.locator(".mha-trainer").scroll_into_view_if_needed()
+                p.wait_for_function("mha.trainer.panels.every(q => q.state === 'ready')",
+                                    timeout=60_000)
+            else:
+                p.wait_for_load_state("load")
+            twice = p.evaluate("""() => { const ids = Array.from(document.querySelectorAll('[id]'),
+                e => e.id); return ids.filter((i, k) => ids.indexOf(i) !== k); }""")
+            assert twice == [], f"{name}: ids used twice: {twice}"
+            if not live:
+                continue
+            names = p.evaluate(NAMES)
+            unnamed = [i for i, n in names if not n]
+            assert unnamed == [], f"{name}: controls with no accessible name: {unnamed}"
+            seen: dict[str, str] = {}
+            for i, n in names:
+                assert n not in seen, f"{name}: {i!r} and {seen[n]!r} are both named {n!r}"
+                seen[n] = i
+            heads = [n for _, n in names if n.endswith(": on")]
+            assert heads and all(n.split(":")[-2].split()[-1].startswith("L") for n in heads), heads
+    finally:
+        p.close()
+
+
+def test_a_one_layer_run_draws_and_reads_out_one_layer(page):
+    p, _ = page
+    i, h = 1, 2
+    reset(p, i)
+    box = panel(p, i)
+    box.locator("select[id$='-layers']").select_option("1")
+    set_size(p, i, h, 8)
+    wait_state(p, i, ["ready"])
+    p.evaluate("([i, n]) => mha.trainer.panels[i].worker.steps(n)", [i, 40])
+    box.locator(".mha-train-go").click()
+    wait_state(p, i, ["done"], timeout=120_000)
+    p.wait_for_function("i => mha.trainer.panels[i].evals.some(e => e.step === 40 && e.circuits)",
+                        arg=i)
+    p.wait_for_function("i => !mha.trainer.panels[i].drawing", arg=i)
+    assert len(heads_drawn(p, i)) == h, "one row of head pictures"
+    assert box.locator(".mha-train-layer").count() == 1
+    assert box.locator(".mha-train-timeline tbody tr").count() == h
+    assert box.locator(".mha-train-circuits table tbody tr").count() == h
+    assert box.locator(".mha-train-comp").count() == 0, "no composition maps for one layer"
+    assert "no composition" in box.locator(".mha-train-circuits").inner_text()
+    for part in (".mha-train-roles", ".mha-train-timeline", ".mha-train-circuits"):
+        assert "L2H" not in box.locator(part).inner_text(), part
+    assert p.evaluate("i => mha.trainer.panels[i].roleNames.length", i) == 1
+    reset(p, i)
+    box.locator("select[id$='-layers']").select_option("2")
+
+
+@contextlib.contextmanager
+def page_missing(page, path: str):
+    """The explorer page in a fresh offline context in which ``path`` (under
+    _static/) answers 404 until ``back()`` is called."""
+    p0, _ = page
+    base = p0.url.split("/chapters/")[0]
+    context = p0.context.browser.new_context(viewport={"width": 1280, "height": 900})
+    gone = {"now": True, "asked": 0}
+
+    def route(r):
+        url = r.request.url
+        if url.endswith("/_static/" + path) and gone["now"]:
+            gone["asked"] += 1
+            return r.fulfill(status=404, body="not found")
+        if url.startswith(base):
+            return r.continue_()
+        return r.abort()
+    context.route("**/*", route)
+    p = context.new_page()
+    try:
+        p.goto(p0.url)
+        yield p, lambda: gone.update(now=False)
+        assert gone["asked"], f"the page never asked for {path}"
+    finally:
+        context.close()
+
+
+@pytest.mark.parametrize("path,where", [
+    ("explorer-data/train/circuits.onnx", ".mha-train-accuracy"),
+    ("explorer-data/train/baseline.f32", ".mha-train-accuracy"),
+    ("explorer/readout-worker.js", ".mha-train-accuracy"),
+    ("explorer-data/train/forward.onnx", ".mha-train-message"),
+])
+def test_a_missing_file_is_reported_then_reset_recovers(page, path, where):
+    """A data file missing: one line names it and says what to do; once it
+    is back, Reset then Train gives a run with its read-outs."""
+    name = path.rsplit("/", 1)[-1]
+    with page_missing(page, path) as (p, back):
+        p.wait_for_function("window.mha && mha.trainer.panels.length === 2")
+        p.locator(".mha-trainer").scroll_into_view_if_needed()
+        p.wait_for_function("mha.trainer.panels.every(q => ['ready', 'failed'].includes(q.state))",
+                            timeout=60_000)
+        if state(p, 0) == "ready":  # the read-outs fail, training does not
+            p.evaluate("mha.trainer.panels[0].worker.steps(20)")
+            panel(p, 0).locator(".mha-train-go").click()
+        p.wait_for_function("([w, n]) => document.querySelector('.mha-train-panel ' + w)"
+                            ".textContent.includes(n)", arg=[where, name], timeout=60_000)
+        line = panel(p, 0).locator(where).inner_text()
+        assert "Reset" in line and "make book" in line, line
+        back()
+        wait_state(p, 0, ["done", "failed"], timeout=60_000)
+        panel(p, 0).locator(".mha-train-reset").click()
+        wait_state(p, 0, ["ready"])
+        p.evaluate("mha.trainer.panels[0].worker.steps(20)")
+        panel(p, 0).locator(".mha-train-go").click()
+        wait_state(p, 0, ["done"], timeout=60_000)
+        p.wait_for_function("mha.trainer.panels[0].evals.some(e => e.step === 20 && e.circuits)")
+        assert message(p, 0) == ""
+        assert "failed" not in panel(p, 0).locator(".mha-train-accuracy").inner_text()
+        assert panel(p, 0).locator(".mha-train-comp").count() == 3
+
+
+def test_train_both_waits_for_the_models_with_a_reason(page):
+    p0, _ = page
+    p = p0.context.new_page()
+    try:
+        p.goto(p0.url)
+        p.wait_for_function("window.mha && mha.trainer.panels.length === 2")
+        both = p.locator(".mha-train-both")
+        assert both.is_disabled(), "Train both before any model is built"
+        p.locator(".mha-trainer").scroll_into_view_if_needed()
+        p.wait_for_function("mha.trainer.panels.some(q => q.state === 'loading')")
+        if p.evaluate("mha.trainer.panels.some(q => q.state === 'loading')"):
+            assert both.is_disabled()
+            assert "Waiting for the models to be built" in p.inner_text(".mha-train-both-note")
+        p.wait_for_function("mha.trainer.panels.every(q => q.state === 'ready')", timeout=60_000)
+        assert both.is_enabled() and p.inner_text(".mha-train-both-note") == ""
+    finally:
+        p.close()

@@ -5,6 +5,17 @@
 // shrunk to a narrow screen can be shown at full size (WCAG 1.4.4).
 (function () {
   function text(el) { return el.textContent.replace(/\s+/g, " ").trim(); }
+  // sphinx-exercise gives every exercise's and solution's body the same id
+  // ("exercise-content", "solution-content"): number the repeats, so that
+  // no id is used twice on a page (nothing links to them)
+  function uniqueIds() {
+    var seen = {};
+    document.querySelectorAll("[id]").forEach(function (el) {
+      var id = el.id;
+      if (seen[id]) { seen[id] += 1; el.id = id + "-" + seen[id]; } else { seen[id] = 1; }
+    });
+  }
+  document.addEventListener("DOMContentLoaded", uniqueIds);
   function repair() {
     // search buttons show "Search Ctrl+K" but were labelled "Search"
     document.querySelectorAll(".search-button__button").forEach(function (el) {

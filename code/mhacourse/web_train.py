@@ -81,7 +81,7 @@ from . import tasks
 from ._validate import InputError, check_bool, check_path, check_positive_int, check_seed, describe
 from .catalogue import BUDGET_D_MODEL, SEED, steps_for
 from .circuits import GRAPH_READOUTS
-from .circuits.core import PROBE_N, baseline_core, readouts_core
+from .circuits.core import KINDS, PROBE_N, baseline_core, readouts_core
 from .tiny_model import step as st
 from .tiny_model.model import TinyConfig
 from .tiny_model.training import DATA_SEED_OFFSET, HELDOUT_N, heldout
@@ -113,6 +113,68 @@ SIZE_MESSAGES = {
                "{d_model_max} (time: a step grows as d_model\u00b2); make h or d_k "
                "smaller.",
 }
+
+
+#: The trainer's knobs, each written once: the page builds its control from
+#: the entry (``label``, ``help``, ``default``; a ``"switch"`` is a tick box,
+#: a ``"count"`` a choice of ``min..max``), feeds ``input`` to every graph
+#: that has it (a switch: ``on`` or ``off``; a count n: ``layer_on``, 1 for
+#: the first n blocks), and writes the Python line of a run from ``python``
+#: (``arg=`` of ``TinyConfig`` or ``train``, the literal of each value; only
+#: a value other than the default is written). To add a knob: an input of
+#: the graphs (:func:`graph_functions`), one entry here, the schema's
+#: ``graphs`` list (CONTRIBUTING.md, "Add a knob").
+KNOBS = (
+    {"name": "layers", "label": "layers", "control": "count", "default": EXAMPLE.n_layers,
+     "min": 1, "max": EXAMPLE.n_layers, "input": "layer_on",
+     "help": "One layer cannot form an induction head: it has no previous-token head "
+             "below it.",
+     "python": {"call": "TinyConfig", "arg": "n_layers"}},
+    {"name": "warmup", "label": "warm-up", "control": "switch", "default": True,
+     "input": "warmup", "on": EXAMPLE.warmup, "off": 0,
+     "help": f"The learning rate rises linearly over the first {EXAMPLE.warmup} steps "
+             "(TinyConfig.warmup).",
+     "python": {"call": "TinyConfig", "arg": "warmup", "on": str(EXAMPLE.warmup),
+                "off": "0"}},
+    {"name": "identical", "label": "identical start", "control": "switch", "default": False,
+     "input": "identical", "on": 1, "off": 0,
+     "help": "Every head starts as a copy of head 0 (W_Q, W_K, W_V columns and W_O rows).",
+     "python": {"call": "train", "arg": "identical_heads", "on": "True", "off": "False"}},
+    {"name": "clip", "label": "clip gradients", "control": "switch", "default": True,
+     "input": "clip", "on": st.CLIP, "off": 0,
+     "help": f"Before each AdamW step the gradients' global norm is cut to {st.CLIP:g} "
+             "(clip_grad_norm_); unticked, the gradients are used as they are.",
+     "python": {"call": "train", "arg": "clip", "on": repr(st.CLIP), "off": "None"}},
+)
+
+#: The circuits graph's read-outs the page draws, each written once: its
+#: ``output`` of the circuits graph, its ``label``, how it is ``draw``n (a
+#: ``"map"``: an h x h heatmap of layer-1 head i into layer-2 head j, read
+#: against the ``baseline`` column of ``baseline.f32``; a ``"column"``: one
+#: number per head in the per-head table, for the ``layers`` it means
+#: something in) and ``help`` (its caption). To add one: an output of
+#: ``circuits.readouts_core``, one entry here (CONTRIBUTING.md, "Add a
+#: read-out").
+READOUTS = (
+    {"name": "comp_k", "output": "comp_k", "label": "K-composition", "draw": "map",
+     "baseline": "comp_k", "layers": [1, 2],
+     "help": "how much a layer-2 head's keys read what a layer-1 head writes (induction)"},
+    {"name": "comp_q", "output": "comp_q", "label": "Q-composition", "draw": "map",
+     "baseline": "comp_q", "layers": [1, 2],
+     "help": "how much a layer-2 head's queries read what a layer-1 head writes"},
+    {"name": "comp_v", "output": "comp_v", "label": "V-composition", "draw": "map",
+     "baseline": "comp_v", "layers": [1, 2],
+     "help": "how much a layer-2 head's values read what a layer-1 head writes"},
+    {"name": "prev_band", "output": "prev_band", "label": "prev band", "draw": "column",
+     "layers": [1],
+     "help": "positional QK at offset \u22121 (layer 1 only: a layer-2 head also reads "
+             "what layer 1 wrote, which this score leaves out)"},
+    {"name": "prefix", "output": "prefix", "label": "prefix", "draw": "column",
+     "layers": [1, 2], "help": "prefix matching on repeated random tokens"},
+    {"name": "copying", "output": "copying", "label": "copying", "draw": "column",
+     "layers": [1, 2], "help": "copying: how much the OV circuit maps a word to itself"},
+)
+BASELINE_COLUMNS = ("d_model", "d_k", *(f"comp_{k}" for k in KINDS))  # baseline.f32's
 
 
 def limits() -> dict:
@@ -391,6 +453,7 @@ def write_data(out) -> dict:
         (out / name).write_bytes(array.tobytes())
         entries[key] = {"file": name, "shape": list(array.shape),
                         "dtype": str(array.dtype), "bytes": array.nbytes}
+    entries["baseline"]["columns"] = list(BASELINE_COLUMNS)
     return entries
 
 
@@ -470,7 +533,8 @@ def manifest_entry(graphs: dict, folder: Path) -> dict:
                    "max_steps": MAX_STEPS, "messages": SIZE_MESSAGES},
         "steps_for": {str(d): steps_for(d) for d in range(1, D_MODEL_MAX + 1)},
         "budget": BUDGET_D_MODEL, "statistics": list(st.STATISTICS), "seed": SEED,
-        "warmup": cfg.warmup, "baselines": heldout_baselines(),
+        "baselines": heldout_baselines(),
+        "knobs": [dict(k) for k in KNOBS], "readouts": [dict(r) for r in READOUTS],
     }
 
 

@@ -8,267 +8,254 @@
 // needed), and @huggingface/tokenizers reads each model's tokenizer.json.
 // Both come from npm at build time (scripts/vendor_js.py).
 //
-// window.mhaEngine = { start(), tiny(name, text), tinyText(params, h, text),
-//                      forwardWith(params, h, ids),
-//                      minilm(text, headMask), loadMiniLM(), ... }
-// (also used by the trainer and the browser tests)
-(function () {
-  "use strict";
+// It exports `engine` (start, tiny, tinyText, forwardWith, minilm,
+// loadMiniLM, tokenizeTiny, ...), which the explorer and the trainer use and
+// the page's entry (page.js) offers to the browser tests.
+import { MAN as manifest, STATIC } from "./data.js";
+import { feedsOf } from "./knob-feeds.js";
 
-  var script = document.currentScript;
-  var STATIC = new URL("../", script.src).href; // .../_static/
-  var DATA = STATIC + "explorer-data/";
+const DATA = STATIC + "explorer-data/";
 
-  var ort = null;
-  var Tokenizer = null;
-  var tokenizers = {};
-  var sessions = {};
-  var manifest = window.mhaExplorerManifest || {};
+var ort = null;
+var Tokenizer = null;
+var tokenizers = {};
+var sessions = {};
 
-  function fetchJSON(url) {
-    return fetch(url).then(function (r) {
-      if (!r.ok) { throw new Error("could not load " + url + " (HTTP " + r.status + ")"); }
-      return r.json();
-    });
-  }
+function fetchJSON(url) {
+  return fetch(url).then(function (r) {
+    if (!r.ok) { throw new Error("could not load " + url + " (HTTP " + r.status + ")"); }
+    return r.json();
+  });
+}
 
-  // Start the engine: onnxruntime-web and the tiny models' tokenizer.
-  // Rejects with a one-line reason when the browser cannot run it.
-  var started = null;
-  function start() {
-    if (started) { return started; }
-    started = (async function () {
-      if (location.protocol === "file:") {
-        throw new Error("the live engine needs the site served over http(s) " +
-          "(browsers block WebAssembly modules on file:// pages); run " +
-          "`python -m http.server -d _build/html` and open it there");
-      }
-      if (typeof WebAssembly !== "object" || typeof WebAssembly.instantiate !== "function") {
-        throw new Error("this browser has no WebAssembly, which the live engine needs");
-      }
-      ort = await import(STATIC + "ort/ort.wasm.min.mjs");
-      ort.env.wasm.numThreads = 1; // no SharedArrayBuffer, no COOP/COEP headers
-      ort.env.wasm.proxy = false;
-      ort.env.wasm.wasmPaths = STATIC + "ort/";
-      ort.env.logLevel = "error";
-      Tokenizer = (await import(STATIC + "tokenizers/tokenizers.min.mjs")).Tokenizer;
-      var t = manifest.tiny_tokenizer;
-      var spec = await Promise.all([fetchJSON(DATA + "tokenizers/" + t.file),
-        fetchJSON(DATA + "tokenizers/" + t.config)]);
-      tokenizers.tiny = new Tokenizer(spec[0], spec[1]);
-      await session("train/" + manifest.train.graphs.forward.file); // every tiny model runs it
-      return true;
-    })();
-    return started;
-  }
-
-  // A graph under explorer-data/, loaded once. Fetched here, not by
-  // onnxruntime, so that a failure names the file and what went wrong
-  // (onnxruntime says "failed to load external data file" for a 404).
-  function session(file) {
-    if (!sessions[file]) {
-      var name = file.split("/").pop();
-      sessions[file] = fetch(DATA + file).then(function (r) {
-        if (!r.ok) { throw new Error("could not load " + name + " (HTTP " + r.status + ")"); }
-        return r.arrayBuffer();
-      }, function () {
-        throw new Error("could not load " + name + " (no answer from the server)");
-      }).then(function (buf) {
-        return ort.InferenceSession.create(new Uint8Array(buf), {
-          executionProviders: ["wasm"], graphOptimizationLevel: "all",
-        }).catch(function () { throw new Error(name + " is not a model onnxruntime can read (a damaged file)"); });
-      });
-      sessions[file].catch(function () { delete sessions[file]; });
+// Start the engine: onnxruntime-web and the tiny models' tokenizer.
+// Rejects with a one-line reason when the browser cannot run it.
+var started = null;
+function start() {
+  if (started) { return started; }
+  started = (async function () {
+    if (location.protocol === "file:") {
+      throw new Error("the live engine needs the site served over http(s) " +
+        "(browsers block WebAssembly modules on file:// pages); run " +
+        "`python -m http.server -d _build/html` and open it there");
     }
-    return sessions[file];
-  }
-
-  function int64(ids) {
-    var a = new BigInt64Array(ids.length);
-    for (var i = 0; i < ids.length; i++) { a[i] = BigInt(ids[i]); }
-    return new ort.Tensor("int64", a, [1, ids.length]);
-  }
-
-  // Tokenize for a tiny model: word ids, tokens as the model sees them, how
-  // many tokens the text had (before keeping the first max_len), and how many
-  // are unknown ([UNK]).
-  function tokenizeTiny(text) {
+    if (typeof WebAssembly !== "object" || typeof WebAssembly.instantiate !== "function") {
+      throw new Error("this browser has no WebAssembly, which the live engine needs");
+    }
+    ort = await import(STATIC + "ort/ort.wasm.min.mjs");
+    ort.env.wasm.numThreads = 1; // no SharedArrayBuffer, no COOP/COEP headers
+    ort.env.wasm.proxy = false;
+    ort.env.wasm.wasmPaths = STATIC + "ort/";
+    ort.env.logLevel = "error";
+    Tokenizer = (await import(STATIC + "tokenizers/tokenizers.min.mjs")).Tokenizer;
     var t = manifest.tiny_tokenizer;
-    var enc = tokenizers.tiny.encode(text, { add_special_tokens: false });
-    var n = enc.ids.length;
-    var keep = Math.min(n, t.max_len);
-    var ids = Array.from(enc.ids.slice(0, keep), Number);
-    var tokens = enc.tokens.slice(0, keep);
-    var unk = tokens.filter(function (x) { return x === t.unk; }).length;
-    return { ids: ids, tokens: tokens, total: n, kept: keep, unk: unk };
-  }
+    var spec = await Promise.all([fetchJSON(DATA + "tokenizers/" + t.file),
+      fetchJSON(DATA + "tokenizers/" + t.config)]);
+    tokenizers.tiny = new Tokenizer(spec[0], spec[1]);
+    await session("train/" + manifest.train.graphs.forward.file); // every tiny model runs it
+    return true;
+  })();
+  started.catch(function () { started = null; }); // a file back in place: the next call tries again
+  return started;
+}
 
-  // Why a tiny model cannot read this text, or null: no words at all, or
-  // none that its word list knows (a right-to-left script, emoji, ...). The
-  // explorer and the trainer both refuse with this line.
-  function tinyRefusal(tok) {
-    if (tok.kept === 0) { return "Type a sentence: no words were found in the text."; }
-    if (tok.unk === tok.kept) {
-      return "None of these words is in the tiny models' vocabulary (" + tok.kept +
-        " tokens, all [UNK]): they know only the English word list of their task; try an example sentence.";
-    }
-    return null;
-  }
-
-  // The tiny model's forward pass on word ids, for any weights: params is
-  // one {data: Float32Array, dims} per manifest.train.params entry, in that
-  // order; h the number of heads; opts.mask (n_layers * h, 1 keep, 0 off)
-  // and opts.layerOn (n_layers), when the graph takes them. Returns every layer's attention, (h, L, L)
-  // row-major. Runs are queued: one session runs one call at a time.
-  var queue = Promise.resolve();
-  async function forwardWith(params, h, ids, opts) {
-    await start();
-    var T = manifest.train;
-    var s = await session("train/" + T.graphs.forward.file);
-    var feeds = { ids: int64(ids), heads: new ort.Tensor("float32", new Float32Array(h), [h]) };
-    // some heads switched off, some layers skipped (inputs of a build that has them)
-    var mask = opts && opts.mask, layerOn = opts && opts.layerOn;
-    if (s.inputNames.indexOf("head_mask") >= 0) {
-      feeds.head_mask = new ort.Tensor("float32", mask || new Float32Array(T.n_layers * h).fill(1), [T.n_layers, h]);
-    }
-    if (s.inputNames.indexOf("layer_on") >= 0) {
-      feeds.layer_on = new ort.Tensor("float32", layerOn || new Float32Array(T.n_layers).fill(1), [T.n_layers]);
-    }
-    T.params.forEach(function (p, i) {
-      feeds[p.input] = new ort.Tensor("float32", params[i].data, params[i].dims);
+// A graph under explorer-data/, loaded once. Fetched here, not by
+// onnxruntime, so that a failure names the file and what went wrong
+// (onnxruntime says "failed to load external data file" for a 404).
+function session(file) {
+  if (!sessions[file]) {
+    var name = file.split("/").pop();
+    sessions[file] = fetch(DATA + file).then(function (r) {
+      if (!r.ok) { throw new Error("could not load " + name + " (HTTP " + r.status + ")"); }
+      return r.arrayBuffer();
+    }, function () {
+      throw new Error("could not load " + name + " (no answer from the server)");
+    }).then(function (buf) {
+      return ort.InferenceSession.create(new Uint8Array(buf), {
+        executionProviders: ["wasm"], graphOptimizationLevel: "all",
+      }).catch(function () { throw new Error(name + " is not a model onnxruntime can read (a damaged file)"); });
     });
-    var names = [];
-    for (var l = 1; l <= T.n_layers; l++) { names.push("attn_" + l); }
-    Object.keys(feeds).forEach(function (k) { if (s.inputNames.indexOf(k) < 0) { delete feeds[k]; } }); // heads: not in every build
-    var run = queue.then(function () { return s.run(feeds, names); });
-    queue = run.catch(function () {});
-    var r = await run;
-    return names.map(function (n) { return r[n].data; });
+    sessions[file].catch(function () { delete sessions[file]; });
   }
+  return sessions[file];
+}
 
-  // A tiny model's weights file, cut into tensors by the shapes the manifest
-  // gives for its d_model.
-  var weights = {};
-  function tinyWeights(entry) {
-    if (!weights[entry.file]) {
-      weights[entry.file] = fetch(DATA + "models/" + entry.file).then(function (r) {
-        if (!r.ok) { throw new Error("could not load " + entry.file + " (HTTP " + r.status + ")"); }
-        return r.arrayBuffer();
-      }).then(function (buf) {
-        var all = new Float32Array(buf), at = 0, d = entry.d_model;
-        var params = manifest.train.params.map(function (p) {
-          var dims = p.dims.map(function (ab) { return ab[0] * d + ab[1]; });
-          var n = dims.reduce(function (a, b) { return a * b; }, 1);
-          var t = { data: all.subarray(at, at + n), dims: dims };
-          at += n;
-          return t;
-        });
-        if (at !== all.length) {
-          throw new Error(entry.file + " holds " + all.length + " numbers; d_model " + d + " needs " + at);
-        }
-        return params;
+function int64(ids) {
+  var a = new BigInt64Array(ids.length);
+  for (var i = 0; i < ids.length; i++) { a[i] = BigInt(ids[i]); }
+  return new ort.Tensor("int64", a, [1, ids.length]);
+}
+
+// Tokenize for a tiny model: word ids, tokens as the model sees them, how
+// many tokens the text had (before keeping the first max_len), and how many
+// are unknown ([UNK]).
+function tokenizeTiny(text) {
+  var t = manifest.tiny_tokenizer;
+  var enc = tokenizers.tiny.encode(text, { add_special_tokens: false });
+  var n = enc.ids.length;
+  var keep = Math.min(n, t.max_len);
+  var ids = Array.from(enc.ids.slice(0, keep), Number);
+  var tokens = enc.tokens.slice(0, keep);
+  var unk = tokens.filter(function (x) { return x === t.unk; }).length;
+  return { ids: ids, tokens: tokens, total: n, kept: keep, unk: unk };
+}
+
+// Why a tiny model cannot read this text, or null: no words at all, or
+// none that its word list knows (a right-to-left script, emoji, ...). The
+// explorer and the trainer both refuse with this line.
+function tinyRefusal(tok) {
+  if (tok.kept === 0) { return "Type a sentence: no words were found in the text."; }
+  if (tok.unk === tok.kept) {
+    return "None of these words is in the tiny models' vocabulary (" + tok.kept +
+      " tokens, all [UNK]): they know only the English word list of their task; try an example sentence.";
+  }
+  return null;
+}
+
+// The tiny model's forward pass on word ids, for any weights: params is
+// one {data: Float32Array, dims} per manifest.train.params entry, in that
+// order; h the number of heads; opts.mask (n_layers * h, 1 keep, 0 off)
+// and opts.feeds (the knobs' inputs). Returns every layer's attention, (h, L, L)
+// row-major. Runs are queued: one session runs one call at a time.
+var queue = Promise.resolve();
+async function forwardWith(params, h, ids, opts) {
+  await start();
+  var T = manifest.train;
+  var s = await session("train/" + T.graphs.forward.file);
+  var feeds = { ids: int64(ids) };
+  // some heads switched off (opts.mask); the knobs' inputs the graph has
+  // (opts.feeds: {input: {data, dims}}, the trainer's knobs)
+  feeds.head_mask = new ort.Tensor("float32", (opts && opts.mask) || new Float32Array(T.n_layers * h).fill(1), [T.n_layers, h]);
+  var given = (opts && opts.feeds) || feedsOf({}); // the knobs' defaults: the explorer's models
+  Object.keys(given).forEach(function (k) { feeds[k] = new ort.Tensor("float32", Float32Array.from(given[k].data), given[k].dims); });
+  T.params.forEach(function (p, i) {
+    feeds[p.input] = new ort.Tensor("float32", params[i].data, params[i].dims);
+  });
+  var names = [];
+  for (var l = 1; l <= T.n_layers; l++) { names.push("attn_" + l); }
+  Object.keys(feeds).forEach(function (k) { if (s.inputNames.indexOf(k) < 0) { delete feeds[k]; } }); // the graph reads h from head_mask
+  var run = queue.then(function () { return s.run(feeds, names); });
+  queue = run.catch(function () {});
+  var r = await run;
+  return names.map(function (n) { return r[n].data; });
+}
+
+// A tiny model's weights file, cut into tensors by the shapes the manifest
+// gives for its d_model.
+var weights = {};
+function tinyWeights(entry) {
+  if (!weights[entry.file]) {
+    weights[entry.file] = fetch(DATA + "models/" + entry.file).then(function (r) {
+      if (!r.ok) { throw new Error("could not load " + entry.file + " (HTTP " + r.status + ")"); }
+      return r.arrayBuffer();
+    }).then(function (buf) {
+      var all = new Float32Array(buf), at = 0, d = entry.d_model;
+      var params = manifest.train.params.map(function (p) {
+        var dims = p.dims.map(function (ab) { return ab[0] * d + ab[1]; });
+        var n = dims.reduce(function (a, b) { return a * b; }, 1);
+        var t = { data: all.subarray(at, at + n), dims: dims };
+        at += n;
+        return t;
       });
-      weights[entry.file].catch(function () { delete weights[entry.file]; });
-    }
-    return weights[entry.file];
-  }
-
-  // A tiny model of weights params (as forwardWith's) on text: its tokens
-  // and every layer's (h, L, L) attention, row-major.
-  async function tinyText(params, h, text) {
-    await start();
-    var tok = tokenizeTiny(text);
-    var out = { tokens: tok.tokens, ids: tok.ids, total: tok.total, kept: tok.kept,
-      unk: tok.unk, h: h, attn: [] };
-    if (tok.kept > 0) { out.attn = await forwardWith(params, h, tok.ids); }
-    return out;
-  }
-
-  // One run of a tiny model of the manifest.
-  async function tiny(name, text) {
-    await start();
-    var entry = (manifest.tiny || []).find(function (m) { return m.name === name; });
-    if (!entry) { throw new Error("no tiny model named " + name); }
-    return tinyText(await tinyWeights(entry), entry.h, text);
-  }
-
-  // MiniLM: loaded only when the reader asks (its size is in the manifest).
-  var minilmLoading = null;
-  function loadMiniLM(onProgress) {
-    if (minilmLoading) { return minilmLoading; }
-    var m = manifest.minilm;
-    minilmLoading = (async function () {
-      await start();
-      var spec = await Promise.all([fetchJSON(DATA + "tokenizers/" + m.tokenizer),
-        fetchJSON(DATA + "tokenizers/" + m.config)]);
-      tokenizers.minilm = new Tokenizer(spec[0], spec[1]);
-      var resp = await fetch(DATA + "models/" + m.file);
-      if (!resp.ok) { throw new Error("could not load MiniLM (HTTP " + resp.status + ")"); }
-      var total = m.bytes, got = 0, parts = [];
-      var reader = resp.body.getReader();
-      for (;;) {
-        var chunk = await reader.read();
-        if (chunk.done) { break; }
-        parts.push(chunk.value);
-        got += chunk.value.length;
-        if (onProgress) { onProgress(got, total); }
+      if (at !== all.length) {
+        throw new Error(entry.file + " holds " + all.length + " numbers; d_model " + d + " needs " + at);
       }
-      var bytes = new Uint8Array(got), at = 0;
-      parts.forEach(function (p) { bytes.set(p, at); at += p.length; });
-      sessions["models/" + m.file] = ort.InferenceSession.create(bytes, {
-        executionProviders: ["wasm"], graphOptimizationLevel: "all" });
-      await sessions["models/" + m.file];
-      return true;
-    })();
-    minilmLoading.catch(function () { minilmLoading = null; });
-    return minilmLoading;
+      return params;
+    });
+    weights[entry.file].catch(function () { delete weights[entry.file]; });
   }
+  return weights[entry.file];
+}
 
-  // WordPiece ids with [CLS] ... [SEP]; a text longer than the model's
-  // positions keeps its first max_len - 1 tokens and [SEP], as
-  // mhacourse.bert.tokenize does.
-  function tokenizeMiniLM(text) {
-    var m = manifest.minilm;
-    var enc = tokenizers.minilm.encode(text);
-    var ids = Array.from(enc.ids, Number), tokens = enc.tokens.slice();
-    var total = ids.length;
-    if (total > m.max_len) {
-      var sep = ids[ids.length - 1];
-      ids = ids.slice(0, m.max_len - 1).concat([sep]);
-      tokens = tokens.slice(0, m.max_len - 1).concat(["[SEP]"]);
+// A tiny model of weights params (as forwardWith's) on text: its tokens
+// and every layer's (h, L, L) attention, row-major.
+async function tinyText(params, h, text, opts) {
+  await start();
+  var tok = tokenizeTiny(text);
+  var out = { tokens: tok.tokens, ids: tok.ids, total: tok.total, kept: tok.kept,
+    unk: tok.unk, h: h, attn: [] };
+  if (tok.kept > 0) { out.attn = await forwardWith(params, h, tok.ids, opts); }
+  return out;
+}
+
+// One run of a tiny model of the manifest.
+async function tiny(name, text) {
+  await start();
+  var entry = (manifest.tiny || []).find(function (m) { return m.name === name; });
+  if (!entry) { throw new Error("no tiny model named " + name); }
+  return tinyText(await tinyWeights(entry), entry.h, text);
+}
+
+// MiniLM: loaded only when the reader asks (its size is in the manifest).
+var minilmLoading = null;
+function loadMiniLM(onProgress) {
+  if (minilmLoading) { return minilmLoading; }
+  var m = manifest.minilm;
+  minilmLoading = (async function () {
+    await start();
+    var spec = await Promise.all([fetchJSON(DATA + "tokenizers/" + m.tokenizer),
+      fetchJSON(DATA + "tokenizers/" + m.config)]);
+    tokenizers.minilm = new Tokenizer(spec[0], spec[1]);
+    var resp = await fetch(DATA + "models/" + m.file);
+    if (!resp.ok) { throw new Error("could not load MiniLM (HTTP " + resp.status + ")"); }
+    var total = m.bytes, got = 0, parts = [];
+    var reader = resp.body.getReader();
+    for (;;) {
+      var chunk = await reader.read();
+      if (chunk.done) { break; }
+      parts.push(chunk.value);
+      got += chunk.value.length;
+      if (onProgress) { onProgress(got, total); }
     }
-    return { ids: ids, tokens: tokens, total: total, kept: ids.length };
-  }
+    var bytes = new Uint8Array(got), at = 0;
+    parts.forEach(function (p) { bytes.set(p, at); at += p.length; });
+    sessions["models/" + m.file] = ort.InferenceSession.create(bytes, {
+      executionProviders: ["wasm"], graphOptimizationLevel: "all" });
+    await sessions["models/" + m.file];
+    return true;
+  })();
+  minilmLoading.catch(function () { minilmLoading = null; });
+  return minilmLoading;
+}
 
-  // One run of MiniLM with some heads switched off: headMask is a
-  // Float32Array of n_layers * h, 1 = keep, 0 = remove.
-  async function minilm(text, headMask) {
-    await loadMiniLM();
-    var m = manifest.minilm;
-    var tok = tokenizeMiniLM(text);
-    var out = { tokens: tok.tokens, ids: tok.ids, total: tok.total, kept: tok.kept,
-      h: m.h, attn: [], embedding: null };
-    if (tok.kept <= 2) { return out; }
-    var mask = headMask || new Float32Array(m.layers * m.h).fill(1);
-    var s = await sessions["models/" + m.file];
-    var r = await s.run({ input_ids: int64(tok.ids),
-      head_mask: new ort.Tensor("float32", mask, [m.layers, m.h]) });
-    for (var l = 1; l <= m.layers; l++) { out.attn.push(r["attn_" + l].data); }
-    out.embedding = r.embedding.data;
-    return out;
+// WordPiece ids with [CLS] ... [SEP]; a text longer than the model's
+// positions keeps its first max_len - 1 tokens and [SEP], as
+// mhacourse.bert.tokenize does.
+function tokenizeMiniLM(text) {
+  var m = manifest.minilm;
+  var enc = tokenizers.minilm.encode(text);
+  var ids = Array.from(enc.ids, Number), tokens = enc.tokens.slice();
+  var total = ids.length;
+  if (total > m.max_len) {
+    var sep = ids[ids.length - 1];
+    ids = ids.slice(0, m.max_len - 1).concat([sep]);
+    tokens = tokens.slice(0, m.max_len - 1).concat(["[SEP]"]);
   }
+  return { ids: ids, tokens: tokens, total: total, kept: ids.length };
+}
 
-  window.mhaEngine = {
-    start: start, tiny: tiny, tinyRefusal: tinyRefusal,
-    // the forward graph's inputs (a build may add head_mask, layer_on)
-    forwardInputs: function () {
-      return start().then(function () { return session("train/" + manifest.train.graphs.forward.file); })
-        .then(function (s) { return s.inputNames.slice(); });
-    }, tinyText: tinyText, forwardWith: forwardWith, minilm: minilm,
-    loadMiniLM: loadMiniLM,
-    tokenizeTiny: function (t) { return start().then(function () { return tokenizeTiny(t); }); },
-    tokenizeMiniLM: function (t) { return loadMiniLM().then(function () { return tokenizeMiniLM(t); }); },
-    minilmLoaded: function () { return !!tokenizers.minilm; },
-    manifest: manifest,
-  };
-})();
+// One run of MiniLM with some heads switched off: headMask is a
+// Float32Array of n_layers * h, 1 = keep, 0 = remove.
+async function minilm(text, headMask) {
+  await loadMiniLM();
+  var m = manifest.minilm;
+  var tok = tokenizeMiniLM(text);
+  var out = { tokens: tok.tokens, ids: tok.ids, total: tok.total, kept: tok.kept,
+    h: m.h, attn: [], embedding: null };
+  if (tok.kept <= 2) { return out; }
+  var mask = headMask || new Float32Array(m.layers * m.h).fill(1);
+  var s = await sessions["models/" + m.file];
+  var r = await s.run({ input_ids: int64(tok.ids),
+    head_mask: new ort.Tensor("float32", mask, [m.layers, m.h]) });
+  for (var l = 1; l <= m.layers; l++) { out.attn.push(r["attn_" + l].data); }
+  out.embedding = r.embedding.data;
+  return out;
+}
+
+export const engine = {
+  start: start, tiny: tiny, tinyRefusal: tinyRefusal, tinyText: tinyText, forwardWith: forwardWith,
+  minilm: minilm, loadMiniLM: loadMiniLM,
+  tokenizeTiny: function (t) { return start().then(function () { return tokenizeTiny(t); }); },
+  tokenizeMiniLM: function (t) { return loadMiniLM().then(function () { return tokenizeMiniLM(t); }); },
+  minilmLoaded: function () { return !!tokenizers.minilm; },
+};

@@ -6,36 +6,35 @@
 // every change recomputes the course's own exported model in the browser.
 // If the engine cannot start, one line says why and the examples still work.
 //
-// The other parts, loaded before this file as classic scripts, add their
-// functions to window.mhaExplorerParts: explorer-state.js (the state S and
-// compute()), explorer-draw.js (colours, heatmaps, legend, strip) and
+// The other parts are modules it imports: explorer-state.js (the state S
+// and compute()), explorer-draw.js (colours, heatmaps, legend, strip) and
 // explorer-a11y.js (keyboard, readout, text alternative). They share one
-// object, X, built here; window.mhaExplorer (api) is the page's public face.
-(function () {
-  "use strict";
+// object, X, built here; mountExplorer returns the explorer's public face
+// (page.js offers it to the browser tests).
+import { MAN, PRE, CMAP } from "./data.js";
+import { el } from "./dom.js";
+import { engine as E } from "./engine.js";
+import { installA11y } from "./explorer-a11y.js";
+import { buildLegend, installDraw } from "./explorer-draw.js";
+import { installState } from "./explorer-state.js";
 
-  var root = document.getElementById("mha-explorer");
-  if (!root) { return; }
-  var PRE = window.mhaExplorerPrecomputed;
-  var MAN = window.mhaExplorerManifest;
-  var CMAP = window.mhaExplorerColormap; // 256 x [r, g, b], viridis
-  var E = window.mhaEngine;
-  var P = window.mhaExplorerParts;
-  if (!PRE || !MAN || !CMAP || !E || !P || !P.installState || !P.installDraw || !P.installA11y) {
+// root: the page's #mha-explorer; trainers(): the page's trainer panels
+// (the source "Yours"). Returns the api, or null when the data is missing.
+export function mountExplorer(root, trainers) {
+  if (!PRE || !MAN || !CMAP) {
     root.textContent = "The explorer's data did not load; rebuild the site with `make book`.";
-    return;
+    return null;
   }
   var EXAMPLES = PRE.sentences;
-  var api = window.mhaExplorer = { timings: [], state: null, engine: "loading" };
+  var api = { timings: [], state: null, engine: "loading" };
 
   // ------------------------------------------------------------ state
   // X: what the parts share. view is what is drawn now; thumbs, the grid's
   // heatmaps (explorer-draw.js fills it, explorer-a11y.js reads it).
   var X = { root: root, PRE: PRE, MAN: MAN, CMAP: CMAP, E: E, EXAMPLES: EXAMPLES, api: api,
-    view: null, minilmState: "absent", thumbs: [] };
-  P.installState(X);
+    view: null, minilmState: "absent", thumbs: [], trainers: trainers };
+  installState(X);
   var S = X.S;
-  var el = P.el;
   var tinyCell = X.tinyCell, tinyEntry = X.tinyEntry, yours = X.yours, nLayers = X.nLayers;
 
   // ------------------------------------------------------------ controls
@@ -45,7 +44,7 @@
     fs.appendChild(el("legend", { text: legend }));
     var box = el("div", { class: "mha-options" });
     fs.appendChild(box);
-    radios[key] = { box: box, fs: fs, onChange: onChange };
+    radios[key] = { box: box, fs: fs, onChange: onChange, legend: legend };
     setOptions(key, options);
     return fs;
   }
@@ -54,7 +53,8 @@
     r.box.textContent = "";
     options.forEach(function (o) {
       var id = "mha-" + key + "-" + String(o.value).replace(/\W/g, "");
-      var input = el("input", { type: "radio", name: "mha-" + key, id: id, value: String(o.value) });
+      var input = el("input", { type: "radio", name: "mha-" + key, id: id, value: String(o.value),
+        "aria-label": r.legend + ": " + o.label });
       input.checked = !!o.checked;
       input.addEventListener("change", function () { if (input.checked) { r.onChange(o.value); } });
       r.box.appendChild(el("span", { class: "mha-option" }, [input, el("label", { for: id, text: o.label })]));
@@ -104,7 +104,7 @@
   var header = el("p", { class: "mha-header" });
   var notes = el("p", { class: "mha-notes" });
   var strip = el("div", { class: "mha-strip", role: "img" });
-  var legend = P.buildLegend(CMAP);
+  var legend = buildLegend(CMAP);
   var grid = el("div", { class: "mha-grid" });
   var readout = el("p", { class: "mha-readout", "aria-live": "polite" });
   var detailTitle = el("p", { class: "mha-detail-title" });
@@ -190,8 +190,8 @@
   X.readout = readout; X.detailTitle = detailTitle; X.detail = detail; X.textAlt = textAlt;
   X.update = update;
   X.headToggle = headToggle;
-  P.installDraw(X);
-  P.installA11y(X);
+  installDraw(X);
+  installA11y(X);
 
   function headToggle(i) {
     var m = MAN.minilm, k = (S.layer - 1) * m.h + i;
@@ -243,8 +243,9 @@
   new MutationObserver(function () { if (X.view) { X.draw(); } }).observe(document.documentElement,
     { attributes: true, attributeFilter: ["data-theme", "data-mode"] });
   var lastWidth = 0;
-  window.addEventListener("resize", function () {
+  addEventListener("resize", function () {
     var w = pictures.clientWidth;
     if (X.view && Math.abs(w - lastWidth) > 40) { lastWidth = w; X.draw(); }
   });
-})();
+  return api;
+}

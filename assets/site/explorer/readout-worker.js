@@ -5,22 +5,22 @@
 //
 // It computes nothing itself: mhacourse.web_train's `evaluate` graph gives
 // the held-out accuracy (overall, previous, lookup), every head's task
-// statistics and its role (the package's head_roles); graph inputs the
-// build may add (`head_mask`: some heads switched off; `layer_on`) are fed
-// when the graph has them. The `circuits` graph, once per copy of the
+// statistics and its role (the package's head_roles), with `head_mask`
+// (some heads switched off) and the knobs' inputs the graph has
+// (`feeds`). The `circuits` graph, once per copy of the
 // weights, gives the circuit read-outs and the quick roles (on the first
 // probe_n held-out sequences): the "full read-out" the benchmark times.
 // Requests are answered in the order they came.
 //
 // The messages: trainer-client.js (Reader), the page's side, lists them.
-import { loadOrt, graph, words, ids64, weightFeeds, only, report, fetchBytes } from "./worker-common.js";
+import { loadOrt, graph, words, ids64, weightFeeds, knobFeeds, only, report, fetchBytes } from "./worker-common.js";
 
 let ort = null;
 let T = null; // the manifest's "train" entry
 let evaluate = null;
-let circuits = null; // the circuits graph, in a build that has it
+let circuits = null;
 let heldout = null;
-let baseline = null; // rows (d_model, d_k, Q, K, V): the random baseline of every size
+let baseline = null; // rows of T.data.baseline.columns: the random baseline of every size
 
 let booting = null;
 function boot(base, manifest) {
@@ -33,11 +33,9 @@ async function start(base, manifest) {
   const dir = base + "explorer-data/train/";
   ort = await loadOrt(base);
   evaluate = await graph(ort, dir, T.graphs.evaluate);
-  if (T.graphs.circuits) { // (a build older than the circuits graph has none)
-    circuits = await graph(ort, dir, T.graphs.circuits);
-    const b = await fetchBytes(dir, T.data.baseline.file);
-    baseline = new Float32Array(b.buffer, b.byteOffset, b.byteLength / 4);
-  }
+  circuits = await graph(ort, dir, T.graphs.circuits);
+  const b = await fetchBytes(dir, T.data.baseline.file);
+  baseline = new Float32Array(b.buffer, b.byteOffset, b.byteLength / 4);
   const h = await words(dir, T.data.heldout), L = T.batch[1];
   heldout = ids64(ort, h, 0, h.length, [h.length / L, L]);
 }
@@ -46,12 +44,8 @@ async function start(base, manifest) {
 async function read(msg) {
   const feeds = weightFeeds(ort, T, msg.params, msg.h, { x: heldout });
   const layers = T.n_layers;
-  if (evaluate.inputNames.includes("head_mask")) {
-    feeds.head_mask = new ort.Tensor("float32", msg.mask || new Float32Array(layers * msg.h).fill(1), [layers, msg.h]);
-  }
-  if (evaluate.inputNames.includes("layer_on")) {
-    feeds.layer_on = new ort.Tensor("float32", msg.layerOn || new Float32Array(layers).fill(1), [layers]);
-  }
+  feeds.head_mask = new ort.Tensor("float32", msg.mask || new Float32Array(layers * msg.h).fill(1), [layers, msg.h]);
+  knobFeeds(ort, msg.feeds, feeds);
   const t0 = performance.now();
   const r = await evaluate.run(only(evaluate, feeds));
   const out = { type: "read", id: msg.id, step: msg.step,
@@ -59,24 +53,29 @@ async function read(msg) {
     role: Array.from(r.role.data, Number), named: Array.from(r.named.data, Boolean),
     layers: layers, h: msg.h, circuits: null, msEvaluate: performance.now() - t0, msCircuits: 0 };
   // the circuits read the weights alone: once a copy, not for an ablation
-  if (circuits && !msg.mask) {
+  if (!msg.mask) {
     const cf = weightFeeds(ort, T, msg.params, msg.h, {});
     const t1 = performance.now();
     const c = await circuits.run(only(circuits, cf));
     out.msCircuits = performance.now() - t1;
-    out.circuits = { comp_baseline: baselineOf(msg.params[0].dims[1], msg.h) };
+    out.circuits = { baseline: baselineOf(msg.params[0].dims[1], msg.h) };
     for (const k of circuits.outputNames) { out.circuits[k] = Array.from(c[k].data, Number); } // int64, bool too
   }
   out.ms = performance.now() - t0;
   return out;
 }
 
-// The build's random baseline (Q, K, V) for d_model and h: a function of
-// the sizes alone (mhacourse.web_train.baseline_table), not of the weights.
+// The build's random baseline for d_model and h, by column name (a
+// read-out's `baseline` names one): a function of the sizes alone
+// (mhacourse.web_train.baseline_table), not of the weights.
 function baselineOf(d_model, h) {
-  const d_k = d_model / h;
-  for (let r = 0; r < baseline.length; r += 5) {
-    if (baseline[r] === d_model && baseline[r + 1] === d_k) { return Array.from(baseline.subarray(r + 2, r + 5)); }
+  const d_k = d_model / h, names = T.data.baseline.columns, n = names.length;
+  for (let r = 0; r < baseline.length; r += n) {
+    if (baseline[r] === d_model && baseline[r + 1] === d_k) {
+      const row = {};
+      names.forEach((name, i) => { row[name] = baseline[r + i]; });
+      return row;
+    }
   }
   throw new Error("the build has no random baseline for d_model " + d_model + ", d_k " + d_k);
 }
@@ -88,7 +87,7 @@ self.onmessage = (e) => {
     try {
       if (msg.type === "setup") {
         await boot(msg.base, msg.manifest);
-        self.postMessage({ type: "booted", inputs: evaluate.inputNames.slice(), circuits: !!circuits });
+        self.postMessage({ type: "booted" });
       }
       else if (msg.type === "read") {
         if (!booting) { throw new Error("the read-out worker was not set up"); }

@@ -10,13 +10,13 @@
 //
 // Nothing is read out from here: a copy of the weights goes to the page
 // every few steps (`weights` in "ready", "progress" and "state"); the page
-// draws the heads from it with the `forward` graph (mhaEngine.forwardWith),
+// draws the heads from it with the `forward` graph (engine.js, forwardWith),
 // and the read-out worker (readout-worker.js) scores it with `evaluate`
 // on the held-out set, beside this one. Training never waits for either.
 //
 // The messages: trainer-client.js, the page's side, lists them.
 
-import { loadOrt, graph, words, ids64, weightFeeds, only, report } from "./worker-common.js";
+import { loadOrt, graph, words, ids64, weightFeeds, knobFeeds, only, report } from "./worker-common.js";
 
 let ort = null;
 let T = null; // the manifest's "train" entry
@@ -42,30 +42,26 @@ async function start(base, manifest) {
 }
 
 function scalar(x) { return new ort.Tensor("float32", new Float32Array([x]), []); }
-function has(graphName, input) { return sessions[graphName].inputNames.includes(input); }
 
 async function setup(msg) {
   await boot(msg.base, msg.manifest);
-  const d = msg.h * msg.d_k, knobs = msg.knobs || {};
-  const init = {
+  const d = msg.h * msg.d_k;
+  // the knobs are inputs of the same graphs: each graph is fed those it has
+  const init = knobFeeds(ort, msg.feeds, {
     noise: new ort.Tensor("float16", data.pool, [data.pool.length]),
     width: new ort.Tensor("float32", new Float32Array(d), [d]),
     seed: new ort.Tensor("int64", new BigInt64Array([BigInt(msg.seed)]), []),
-  };
-  // the knobs are inputs of the same graphs (a build without them has none)
-  if (has("init", "heads")) { init.heads = new ort.Tensor("float32", new Float32Array(msg.h), [msg.h]); }
-  if (has("init", "identical")) { init.identical = scalar(knobs.identical ? 1 : 0); }
+    heads: new ort.Tensor("float32", new Float32Array(msg.h), [msg.h]),
+  });
   const r = await sessions.init.run(only(sessions.init, init));
   const params = T.params.map((p) => r[p.input]);
   const zeros = () => params.map((p) => new ort.Tensor("float32", new Float32Array(p.size), p.dims));
   run = { h: msg.h, d_k: msg.d_k, d_model: d, seed: msg.seed, params: params,
     m: zeros(), v: zeros(), s: 0, steps: msg.steps, running: false, drawEvery: msg.drawEvery,
-    warmup: knobs.warmup == null ? null : knobs.warmup, layerOn: knobs.layerOn || null,
-    clip: knobs.clip == null ? null : knobs.clip };
+    feeds: msg.feeds || {} };
   const count = params.reduce((n, p) => n + p.size, 0);
   postWithWeights({ type: "ready", h: msg.h, d_k: msg.d_k, d_model: d, params: count,
-    steps: msg.steps, key: msg.key,
-    takes: { warmup: has("step", "warmup"), layer_on: has("step", "layer_on"), identical: has("init", "identical") } });
+    steps: msg.steps, key: msg.key });
 }
 
 // Post `msg` with a copy of the weights as `msg.weights` (the copy is moved,
@@ -85,12 +81,7 @@ async function step() {
   T.params.forEach((p, i) => { feeds["m_" + p.input] = run.m[i]; feeds["v_" + p.input] = run.v[i]; });
   feeds.s = scalar(s);
   feeds.steps = scalar(run.steps);
-  if (run.warmup != null && has("step", "warmup")) { feeds.warmup = scalar(run.warmup); }
-  if (has("step", "clip")) { feeds.clip = scalar(run.clip == null ? 1 : run.clip); }
-  if (has("step", "layer_on")) {
-    const on = run.layerOn || new Array(T.n_layers).fill(1);
-    feeds.layer_on = new ort.Tensor("float32", Float32Array.from(on), [T.n_layers]);
-  }
+  knobFeeds(ort, run.feeds, feeds);
   feeds.x = ids64(ort, data.batches, s * B * L, B * L, [B, L]);
   const r = await sessions.step.run(only(sessions.step, feeds), stepFetches());
   const loss = r.loss.data[0], norm = r.grad_norm.data[0];
@@ -126,7 +117,7 @@ async function train() {
     const r = await step();
     if (r.diverged) {
       run.running = false;
-      // with the last finite weights
+      // with the weights before the step that diverged (finite, unless they were not to start with)
       postWithWeights({ type: "state", state: "diverged", step: run.s, loss: r.loss, norm: r.norm });
       return;
     }

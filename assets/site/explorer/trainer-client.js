@@ -1,120 +1,105 @@
 // The trainer's worker clients: the one place that knows the messages the
-// page and its two workers exchange. The panel (trainer.js) calls the
-// methods.
+// page and its two workers exchange.
 //
 // Client, the training worker (train-worker.js), one per panel; what it
 // says comes back as calls to the handlers the panel gave (on.ready,
 // on.progress, on.state, on.error, on.crash).
 //   page -> worker:  setup {base, manifest, h, d_k, seed, steps, drawEvery,
-//                    key} | train | pause | weights | resources |
-//                    steps {steps} (tests: a short run) | poison (tests: a
-//                    non-finite weight)
+//                    key, feeds (the knobs' inputs)} | train | pause |
+//                    weights | resources | steps {steps} (tests: a short
+//                    run) | poison (tests: a non-finite weight)
 //   worker -> page:  ready | progress | state | error {message, stage}
 //                    | weights | resources (the last two answer a request)
 //
 // Reader, the read-out worker (readout-worker.js), one for the page; each
 // read is a promise.
 //   page -> worker:  setup {base, manifest} | read {id, step, h, params,
-//                    mask, layerOn}
-//   worker -> page:  booted {inputs, circuits} | read {id, step, ms, accuracy (3), stats
-//                    (n_layers * h * 5), role, named (n_layers * h)}
-//                    | error {id, message, stage}
-(function () {
-  "use strict";
-  var P = window.mhaTrainerParts = window.mhaTrainerParts || {};
+//                    mask, feeds}
+//   worker -> page:  booted | read {id, step, ms, accuracy (3), stats
+//                    (n_layers * h * 5), role, named (n_layers * h),
+//                    circuits} | error {id, message, stage}
 
-  function Client(url, on) {
-    var C = this;
-    C.on = on;
-    C.pending = {}; // type -> resolve, for the requests that get one answer
-    C.worker = new Worker(url, { type: "module" });
-    C.worker.onmessage = function (e) { C.receive(e.data); };
-    C.worker.onerror = function (e) { on.crash(e.message || "unknown error"); };
+// A worker that does not start (its file missing, or refused) gives an
+// error event with no message: say which file.
+function crashWords(e, file) {
+  return e && e.message ? e.message : "the worker " + file + " did not start (the file is missing or the browser refused it)";
+}
+
+export class Client {
+  constructor(url, on) {
+    this.on = on;
+    this.pending = {}; // type -> resolve, for the requests that get one answer
+    this.worker = new Worker(url, { type: "module" });
+    this.worker.onmessage = (e) => this.receive(e.data);
+    this.worker.onerror = (e) => on.crash(crashWords(e, "train-worker.js"));
   }
 
-  Client.prototype.send = function (msg) { this.worker.postMessage(msg); };
-  Client.prototype.setup = function (args) { args.type = "setup"; this.send(args); };
-  Client.prototype.train = function () { this.send({ type: "train" }); };
-  Client.prototype.pause = function () { this.send({ type: "pause" }); };
-  Client.prototype.steps = function (n) { this.send({ type: "steps", steps: n }); };
-  Client.prototype.poison = function () { this.send({ type: "poison" }); };
-  Client.prototype.terminate = function () {
-    this.worker.terminate();
-    this.pending = {};
-  };
+  send(msg) { this.worker.postMessage(msg); }
+  setup(args) { args.type = "setup"; this.send(args); }
+  train() { this.send({ type: "train" }); }
+  pause() { this.send({ type: "pause" }); }
+  steps(n) { this.send({ type: "steps", steps: n }); }
+  poison() { this.send({ type: "poison" }); }
+  terminate() { this.worker.terminate(); this.pending = {}; }
 
   // A request with one answer: the promise resolves with it.
-  Client.prototype.ask = function (type) {
-    var C = this;
-    return new Promise(function (resolve) { C.pending[type] = resolve; C.send({ type: type }); });
-  };
+  ask(type) { return new Promise((resolve) => { this.pending[type] = resolve; this.send({ type: type }); }); }
   // The weights now (the tests compare them with the package's).
-  Client.prototype.weights = function () { return this.ask("weights"); };
+  weights() { return this.ask("weights"); }
   // What the worker loaded (the benchmark counts the bytes).
-  Client.prototype.resources = function () {
-    return this.ask("resources").then(function (msg) { return msg.entries; });
-  };
+  resources() { return this.ask("resources").then((msg) => msg.entries); }
 
-  Client.prototype.receive = function (msg) {
-    var on = this.on;
+  receive(msg) {
+    const on = this.on;
     if (msg.type in this.pending) {
-      var resolve = this.pending[msg.type];
+      const resolve = this.pending[msg.type];
       delete this.pending[msg.type];
       resolve(msg);
     } else if (msg.type === "ready") { on.ready(msg); }
     else if (msg.type === "progress") { on.progress(msg); }
     else if (msg.type === "state") { on.state(msg); }
     else if (msg.type === "error") { on.error(msg); }
-  };
+  }
+}
 
-  P.Client = Client;
-
-  function Reader(url, base, manifest) {
-    var R = this;
-    R.pending = {};
-    R.next = 1;
-    R.failed = null;
-    R.worker = new Worker(url, { type: "module" });
-    R.worker.onmessage = function (e) { R.receive(e.data); };
-    R.worker.onerror = function (e) { R.fail({ message: e.message || "unknown error", stage: "crash" }); };
-    R.booted = new Promise(function (resolve) { R.onBooted = resolve; });
-    R.worker.postMessage({ type: "setup", base: base, manifest: manifest });
+export class Reader {
+  constructor(url, base, manifest) {
+    this.pending = {};
+    this.next = 1;
+    this.failed = null; // a load failure: every later read fails with it, until a new Reader
+    this.worker = new Worker(url, { type: "module" });
+    this.worker.onmessage = (e) => this.receive(e.data);
+    this.worker.onerror = (e) => this.fail({ message: crashWords(e, "readout-worker.js"), stage: "load" });
+    this.worker.postMessage({ type: "setup", base: base, manifest: manifest });
   }
 
-  // What the read-out worker can do: {inputs: the evaluate graph's input
-  // names, circuits: whether the build has the circuits graph}.
-  Reader.prototype.can = function () { return this.booted; };
-
   // Score the weights params ({data, dims} per manifest parameter) of a
-  // model with h heads, at training step `step`; opts.mask, opts.layerOn:
-  // Float32Arrays (heads switched off, layers on). Resolves with the
+  // model with h heads, at training step `step`; opts.mask (heads switched
+  // off, a Float32Array), opts.feeds (the knobs' inputs). Resolves with the
   // read-out; rejects with an Error whose .stage says where it failed.
-  Reader.prototype.read = function (params, h, step, opts) {
-    var R = this, id = R.next++;
-    if (R.failed) { return Promise.reject(R.failed); }
-    return new Promise(function (resolve, reject) {
-      R.pending[id] = { resolve: resolve, reject: reject };
-      R.worker.postMessage({ type: "read", id: id, step: step, h: h,
-        params: params.map(function (p) { return { data: p.data, dims: p.dims }; }),
-        mask: opts && opts.mask, layerOn: opts && opts.layerOn });
+  read(params, h, step, opts) {
+    const id = this.next++;
+    if (this.failed) { return Promise.reject(this.failed); }
+    return new Promise((resolve, reject) => {
+      this.pending[id] = { resolve: resolve, reject: reject };
+      this.worker.postMessage({ type: "read", id: id, step: step, h: h,
+        params: params.map((p) => ({ data: p.data, dims: p.dims })),
+        mask: opts && opts.mask, feeds: opts && opts.feeds });
     });
-  };
+  }
 
-  Reader.prototype.fail = function (msg) {
-    var R = this, err = new Error(msg.message);
+  fail(msg) {
+    const err = new Error(msg.message);
     err.stage = msg.stage;
-    if (msg.stage === "load" || msg.stage === "crash") { R.failed = err; } // every later read fails too
-    var ids = msg.id != null ? [msg.id] : Object.keys(R.pending);
-    ids.forEach(function (id) { if (R.pending[id]) { R.pending[id].reject(err); delete R.pending[id]; } });
-  };
+    if (msg.stage === "load") { this.failed = err; this.worker.terminate(); }
+    const ids = msg.id != null && !this.failed ? [msg.id] : Object.keys(this.pending);
+    ids.forEach((id) => { if (this.pending[id]) { this.pending[id].reject(err); delete this.pending[id]; } });
+  }
 
-  Reader.prototype.receive = function (msg) {
-    if (msg.type === "booted") { this.onBooted(msg); }
-    else if (msg.type === "read" && this.pending[msg.id]) {
+  receive(msg) {
+    if (msg.type === "read" && this.pending[msg.id]) {
       this.pending[msg.id].resolve(msg);
       delete this.pending[msg.id];
     } else if (msg.type === "error") { this.fail(msg); }
-  };
-
-  P.Reader = Reader;
-})();
+  }
+}

@@ -1,124 +1,142 @@
-// The trainer's knobs and switches: the run's options (1 or 2 layers,
-// warm-up on or off, an identical start) and the ablation (any heads of the
-// model switched off). The options are inputs of the same exported graphs
-// (layer_on, warmup, identical), the ablation the forward and evaluate
-// graphs' head_mask: nothing here computes, it only says what to feed.
-// trainer.js calls installKnobs(Panel, ctx) (ctx.MAN, ctx.el).
-(function () {
-  "use strict";
-  var Parts = window.mhaTrainerParts = window.mhaTrainerParts || {};
+// The trainer's knobs and switches. The knobs (the run's options) are the
+// manifest's train.knobs, written once by mhacourse.web_train.KNOBS: each
+// entry gives the control, its label and help, its default, the graph
+// input it feeds and the Python it stands for; nothing here names a knob.
+// The switches (Switches) are the ablation: any heads of the model
+// switched off, the forward and evaluate graphs' head_mask.
+import { MAN } from "./data.js";
+import { el } from "./dom.js";
+import { feedsOf } from "./knob-feeds.js";
 
-  var MIDRUN = "The layers, the warm-up and the start apply when a run begins: this run goes on as it started. " +
-    "Reset, then Train, to use them.";
-  var ALL_OFF = "Every head is switched off: the model then reads no word but the current one, so there is no " +
-    "attention to show and nothing to read out. Switch at least one head back on.";
+export const MIDRUN = "The options apply when a run begins: this run goes on as it started. " +
+  "Reset, then Train, to use them.";
+export const ALL_OFF = "Every head is switched off: the model then reads no word but the current one, so there is no " +
+  "attention to show and nothing to read out. Switch at least one head back on.";
 
-  Parts.installKnobs = function (Panel, ctx) {
-    var MAN = ctx.MAN, el = ctx.el;
-    var N = MAN.train.n_layers;
+export class Knobs {
+  // tag: the panel's id prefix; who: the run's name for the controls'
+  // accessible names ("" for a page with one run); onChange(): a knob
+  // changed while no run is under way.
+  constructor(tag, who, onChange) {
+    this.inputs = {};
+    this.onChange = onChange;
+    this.locked = false;
+    this.element = el("div", { class: "mha-train-knobs" }, MAN.train.knobs.map((k) => this.control(k, tag, who)));
+    this.chosen = this.read();
+  }
 
-    // The options' controls, for the panel's controls row.
-    Panel.prototype.buildKnobs = function (tag) {
-      var P = this;
-      var layers = el("select", { id: tag + "-layers" });
-      for (var n = N; n >= 1; n--) {
-        var o = el("option", { value: String(n), text: n + (n === 1 ? " layer (the control)" : " layers") });
-        layers.appendChild(o);
-      }
-      var warm = el("input", { type: "checkbox", id: tag + "-warmup" });
-      warm.checked = true;
-      var same = el("input", { type: "checkbox", id: tag + "-identical" });
-      P.knobInputs = { layers: layers, warmup: warm, identical: same };
-      P.knobs = P.knobValues();
-      [layers, warm, same].forEach(function (input) {
-        input.addEventListener("change", function () { P.knobChanged(input); });
+  control(k, tag, who) {
+    let input;
+    if (k.control === "count") {
+      input = el("select", { id: tag + "-" + k.name });
+      for (let n = k.max; n >= k.min; n--) { input.appendChild(el("option", { value: String(n), text: String(n) })); }
+      input.value = String(k.default);
+    } else {
+      input = el("input", { type: "checkbox", id: tag + "-" + k.name });
+      input.checked = k.default;
+    }
+    input.setAttribute("aria-label", who + k.label);
+    input.title = k.help;
+    input.addEventListener("change", () => this.changed());
+    this.inputs[k.name] = input;
+    return el("label", { for: input.id, title: k.help }, [k.label, " ", input]);
+  }
+
+  read() {
+    const out = {};
+    MAN.train.knobs.forEach((k) => {
+      const i = this.inputs[k.name];
+      out[k.name] = k.control === "count" ? Number(i.value) : i.checked;
+    });
+    return out;
+  }
+
+  // A knob changed: the next run's option if none is under way; else one
+  // line (returned), and the control goes back to what this run uses.
+  changed() {
+    if (this.locked) {
+      MAN.train.knobs.forEach((k) => {
+        const i = this.inputs[k.name], v = this.chosen[k.name];
+        if (k.control === "count") { i.value = String(v); } else { i.checked = v; }
       });
-      var label = function (input, text, title) {
-        return el("label", { for: input.id, title: title }, [text, " ", input]);
-      };
-      return el("div", { class: "mha-train-knobs" }, [
-        label(layers, "layers", "One layer cannot form an induction head: it has no previous-token head below it."),
-        label(warm, "warm-up", "The learning rate rises linearly over the first " + MAN.train.warmup + " steps (TinyConfig.warmup)."),
-        label(same, "identical start", "Every head starts as a copy of head 0 (W_Q, W_K, W_V columns and W_O rows)."),
-      ]);
-    };
+      if (this.onMidRun) { this.onMidRun(MIDRUN); }
+      return;
+    }
+    this.chosen = this.read();
+    this.onChange();
+  }
 
-    Panel.prototype.knobValues = function () {
-      var k = this.knobInputs;
-      return { layers: Number(k.layers.value), warmup: k.warmup.checked, identical: k.identical.checked };
-    };
+  lock(locked) {
+    this.locked = locked;
+    Object.keys(this.inputs).forEach((name) => { this.inputs[name].disabled = locked; });
+  }
 
-    // What the worker feeds the graphs: layer_on (n_layers), warmup (steps).
-    Panel.prototype.knobFeeds = function () {
-      var k = this.knobs, on = [];
-      for (var l = 0; l < N; l++) { on.push(l < k.layers ? 1 : 0); }
-      return { layerOn: on, warmup: k.warmup ? MAN.train.warmup : 0, identical: k.identical };
-    };
+  // The inputs to feed the graphs: {input: {data, dims}} (knob-feeds.js).
+  feeds() { return feedsOf(this.chosen); }
 
-    // A knob changed: a new model (the next run) if none is training, else
-    // one line, and the knob goes back to what this run uses.
-    Panel.prototype.knobChanged = function (input) {
-      var P = this;
-      if (P.locked()) {
-        var k = P.knobs;
-        P.knobInputs.layers.value = String(k.layers);
-        P.knobInputs.warmup.checked = k.warmup;
-        P.knobInputs.identical.checked = k.identical;
-        P.message.textContent = MIDRUN;
-        return;
-      }
-      P.knobs = P.knobValues();
-      P.sizeChanged();
-    };
+  // The layers a run has: the count knob's value.
+  layers() {
+    const k = MAN.train.knobs.find((x) => x.control === "count");
+    return k ? this.chosen[k.name] : MAN.train.n_layers;
+  }
 
-    // The inputs the worker's graphs take (its "ready" message): a knob the
-    // build cannot feed is switched off and says why.
-    Panel.prototype.knobsAvailable = function (takes) {
-      var P = this, k = P.knobInputs, why = "This build's graphs have no such input: rebuild the site with `make book`.";
-      var can = { layers: takes.layer_on, warmup: takes.warmup, identical: takes.identical };
-      Object.keys(can).forEach(function (name) {
-        k[name].dataset.unavailable = can[name] ? "" : "1";
-        if (!can[name]) { k[name].title = why; }
-      });
-      P.lockKnobs();
-    };
+  key() { return JSON.stringify(this.chosen); }
 
-    Panel.prototype.lockKnobs = function () {
-      var P = this, k = P.knobInputs;
-      if (!k) { return; }
-      Object.keys(k).forEach(function (name) { k[name].disabled = P.locked() || k[name].dataset.unavailable === "1"; });
-    };
+  // The arguments of TinyConfig(...) and of train(...) that differ from the
+  // defaults: {TinyConfig: ["n_layers=1"], train: ["clip=None"]}.
+  python() {
+    const out = { TinyConfig: [], train: [] };
+    MAN.train.knobs.forEach((k) => {
+      const v = this.chosen[k.name];
+      if (v === k.default) { return; }
+      const literal = k.control === "count" ? String(v) : k.python[v ? "on" : "off"];
+      out[k.python.call].push(k.python.arg + "=" + literal);
+    });
+    return out;
+  }
+}
 
-    // ------------------------------------------------------------ ablation
-    // The switch under head i of layer l: ticked = on.
-    Panel.prototype.headSwitch = function (l, i, h) {
-      var P = this, k = l * h + i;
-      var id = P.tag + "-use-" + k;
-      var box = el("input", { type: "checkbox", id: id, class: "mha-train-use" });
-      box.checked = !P.off[k];
-      box.disabled = !P.canAblate;
-      box.addEventListener("change", function () { P.off[k] = !box.checked; P.ablate(); });
-      return el("span", { class: "mha-train-toggle", title: "Untick to switch this head off" },
-        [box, el("label", { for: id, text: "on" })]);
-    };
+// The ablation's switches: ticked = the head is on.
+export class Switches {
+  constructor(tag, who, onChange) {
+    this.tag = tag;
+    this.who = who;
+    this.off = {}; // by layer * h + head
+    this.onChange = onChange;
+  }
 
-    // The heads switched off, as the graphs' head_mask (n_layers * h, 1
-    // keep, 0 off), or null when every head is on.
-    Panel.prototype.mask = function (h) {
-      var P = this, any = false, m = new Float32Array(N * h).fill(1);
-      Object.keys(P.off).forEach(function (k) { if (P.off[k] && Number(k) < N * h) { m[Number(k)] = 0; any = true; } });
-      return any ? m : null;
-    };
+  // The switch under head i of layer l (named for its run and head: "Run A: L1H3: on").
+  element(l, i, h) {
+    const k = l * h + i, id = this.tag + "-use-" + k, name = "L" + (l + 1) + "H" + (i + 1);
+    const box = el("input", { type: "checkbox", id: id, class: "mha-train-use", "aria-label": this.who + name + ": on" });
+    box.checked = !this.off[k];
+    box.addEventListener("change", () => { this.off[k] = !box.checked; this.onChange(); });
+    return el("span", { class: "mha-train-toggle", title: "Untick to switch " + name + " off" },
+      [box, el("label", { for: id, text: "on", "aria-hidden": "true" })]);
+  }
 
-    Panel.prototype.allOff = function (h) {
-      var m = this.mask(h);
-      if (!m) { return false; }
-      for (var l = 0; l < this.knobs.layers; l++) {
-        for (var i = 0; i < h; i++) { if (m[l * h + i]) { return false; } }
-      }
-      return true;
-    };
+  clear() { this.off = {}; }
 
-    Panel.prototype.ablationMessages = { allOff: ALL_OFF, midRun: MIDRUN };
-  };
-})();
+  // The heads switched off as the graphs' head_mask (n_layers * h, 1 keep,
+  // 0 off), or null when every head is on.
+  mask(h) {
+    const N = MAN.train.n_layers, m = new Float32Array(N * h).fill(1);
+    let any = false;
+    Object.keys(this.off).forEach((k) => { if (this.off[k] && Number(k) < N * h) { m[Number(k)] = 0; any = true; } });
+    return any ? m : null;
+  }
+
+  // Whether every head of the layers the run has is off.
+  allOff(h, layers) {
+    const m = this.mask(h);
+    if (!m) { return false; }
+    for (let k = 0; k < layers * h; k++) { if (m[k]) { return false; } }
+    return true;
+  }
+
+  isOff(l, i, h) { return !!this.off[l * h + i]; }
+
+  names(h) {
+    return Object.keys(this.off).filter((k) => this.off[k]).map((k) => "L" + (Math.floor(k / h) + 1) + "H" + (k % h + 1));
+  }
+}

@@ -63,9 +63,18 @@ export function weightFeeds(ort, T, params, h, into) {
   return into;
 }
 
-// The feeds a graph takes, of those given: a build's graphs may take
-// `heads` (h,) or read h from head_mask instead, and onnxruntime refuses a
-// feed the graph does not have.
+// The knobs' inputs (the page's {input: {data, dims}}) as tensors, into
+// `into`; each graph is fed those it has (only).
+export function knobFeeds(ort, given, into) {
+  Object.keys(given || {}).forEach((k) => {
+    into[k] = new ort.Tensor("float32", Float32Array.from(given[k].data), given[k].dims);
+  });
+  return into;
+}
+
+// The feeds a graph takes, of those given: onnxruntime refuses a feed the
+// graph does not have (forward and evaluate read h from head_mask, not
+// from `heads`; a knob's input is in some graphs only).
 export function only(session, feeds) {
   const out = {};
   for (const k of session.inputNames) { if (k in feeds) { out[k] = feeds[k]; } }

@@ -1,0 +1,21 @@
+// The page's one entry point (a module): it mounts the attention explorer
+// (#mha-explorer) and every trainer (.mha-trainer) on the page, and offers
+// them as window.mha = {engine, explorer, trainer}, the one global the
+// page's code defines (the browser tests and the benchmarks drive the page
+// through it). A page opened from disk never runs it: browsers refuse
+// modules on file:// pages, and fallback.js says so there.
+import { engine } from "./engine.js";
+import { mountExplorer } from "./explorer.js";
+import { mountTrainers } from "./trainer.js";
+
+const mha = { engine: engine, explorer: null, trainer: null };
+const root = document.getElementById("mha-explorer");
+if (root) { mha.explorer = mountExplorer(root, () => (mha.trainer ? mha.trainer.panels : [])); }
+// a trainer's model changed: the explorer's "Yours" follows it
+mha.trainer = mountTrainers(() => {
+  const X = mha.explorer;
+  if (!X) { return; }
+  X.syncControls();
+  if (X.state.source === "yours") { X.update("trainer"); }
+});
+window.mha = mha;

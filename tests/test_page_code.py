@@ -1,0 +1,122 @@
+"""The page's JavaScript is read as the package is (issue "The page's code as
+readable as the package"): every explorer file is an ES module that
+imports what it uses; no file defines a global but the page's one entry
+point (page.js: window.mha) or reads the build's data but data.js; no
+file is over 300 lines; no import circle. And the knobs and read-outs are
+written once (mhacourse.web_train.KNOBS and READOUTS): the manifest
+carries them, the schema checks them, the page builds its controls and
+drawings from them, and no page file spells one out. No build needed."""
+from __future__ import annotations
+
+import json
+import re
+
+import jsonschema
+
+from mhacourse import web_train
+from site_browser import ROOT
+
+EXPLORER = ROOT / "assets" / "site" / "explorer"
+JS = {f.name: f.read_text() for f in sorted(EXPLORER.glob("*.js"))}
+CODE = {f: re.sub(r"//.*", "", t) for f, t in JS.items()}  # less the comments
+ENTRY, DATA = "page.js", "data.js"  # the one entry; the one reader of the build's data
+FALLBACK = "fallback.js"  # the one classic script: a page opened from disk runs no module
+WORKERS = ("train-worker.js", "readout-worker.js")
+SCHEMA = json.loads((EXPLORER / "manifest.schema.json").read_text())
+IMPORT = re.compile(r'^import\s*\{([^}]*)\}\s*from\s*"\./([\w.-]+)";', re.M)
+EXPORT = re.compile(r"^export\s+(?:async\s+)?(?:function|class|const|let)\s+(\w+)", re.M)
+
+
+def imports(name: str) -> dict[str, list[str]]:
+    """{file: [names]} that ``name`` imports."""
+    return {src: [n.strip().split(" as ")[0] for n in names.split(",") if n.strip()]
+            for names, src in IMPORT.findall(JS[name])}
+
+
+def test_every_file_is_a_module_that_imports_what_it_uses():
+    modules = [f for f in JS if f != FALLBACK]
+    reached, todo = set(), [ENTRY, *WORKERS]
+    while todo:  # what the entry and the workers load, as modules
+        f = todo.pop()
+        if f not in reached:
+            reached.add(f)
+            todo.extend(imports(f))
+    assert sorted(reached) == sorted(modules), "explorer files no module loads: " \
+        f"{sorted(set(modules) - reached)}"
+    for f in modules:
+        classic = re.search(r"^\(function \(\) \{|use strict", JS[f], re.M)
+        assert not classic, f"{f}: a classic script"
+        for src, names in imports(f).items():
+            missing = set(names) - set(EXPORT.findall(JS[src]))
+            assert not missing, f"{f} imports {missing} that {src} does not export"
+    # the pages load the entry as a module, and no other explorer file by a script tag
+    for page in ("explorer.md", "08_how_many_heads.md"):
+        text = (ROOT / "chapters" / page).read_text()
+        tags = re.findall(r'<script([^>]*)src="\.\./_static/explorer/([\w.-]+)"', text)
+        assert sorted(tags) == sorted([(' type="module" ', ENTRY), (" ", FALLBACK)]), (page, tags)
+
+
+def test_one_global_the_entry_and_no_hand_written_loader():
+    for f, text in CODE.items():
+        assigned = re.findall(r"\b(?:window|globalThis|self)\.(\w+)\s*=[^=]", text)
+        assert assigned == (["mha"] if f == ENTRY else
+                            ["onmessage"] if f in WORKERS else []), (f, assigned)
+        reads = set(re.findall(r"\b(?:window|globalThis)\.(mha\w+)", text))
+        if f not in (DATA, FALLBACK):
+            assert not reads, f"{f} reads the build's data as globals: {reads} (import data.js)"
+        assert "createElement(\"script\")" not in text, f"{f}: a hand-written script loader"
+
+
+def test_no_file_over_300_lines():
+    long = {f: t.count("\n") + 1 for f, t in JS.items() if t.count("\n") + 1 > 300}
+    assert long == {}, long
+
+
+def test_no_import_circle():
+    graph = {f: set(imports(f)) for f in JS}
+
+    def visit(f, path):
+        assert f not in path, "import circle: " + " -> ".join([*path, f])
+        for g in graph[f]:
+            visit(g, [*path, f])
+    for f in graph:
+        visit(f, [])
+
+
+def test_knobs_and_readouts_are_written_once():
+    """The manifest's entries are web_train's; the schema accepts them and
+    refuses a broken one; every knob feeds an input of a graph, every graph
+    input is a knob's or the page's own, every read-out is an output of the
+    circuits graph with a baseline column; and no page file spells out a
+    knob's or a read-out's name or graph name."""
+    train = SCHEMA["properties"]["train"]["properties"]
+    knobs = [dict(k) for k in web_train.KNOBS]
+    readouts = [dict(r) for r in web_train.READOUTS]
+    for key, entries in (("knobs", knobs), ("readouts", readouts)):
+        jsonschema.validate(entries, {**train[key], "$defs": SCHEMA["$defs"]})
+        broken = json.loads(json.dumps(entries))
+        del broken[0]["label"]
+        try:
+            jsonschema.validate(broken, {**train[key], "$defs": SCHEMA["$defs"]})
+            raise AssertionError(f"the schema took a {key} entry without a label")
+        except jsonschema.ValidationError:
+            pass
+    inputs = {k: web_train.graph_io(k)["inputs"] for k in web_train.STEP_NAMES}
+    own = {"s", "steps", "x", "heads", "ids", "head_mask", "noise", "width", "seed"}  # not knobs
+    fed = {k["input"] for k in knobs}
+    assert all(any(k["input"] in i for i in inputs.values()) for k in knobs)
+    assert set().union(*inputs.values()) - own == fed, "a graph input no knob declares"
+    outputs = web_train.graph_io("circuits")["outputs"]
+    assert all(r["output"] in outputs for r in readouts)
+    assert all(r["baseline"] in web_train.BASELINE_COLUMNS for r in readouts if r["draw"] == "map")
+    names = {k["name"] for k in knobs} | {r["name"] for r in readouts}  # as strings
+    graph_names = fed | {r["output"] for r in readouts}  # as strings or fields
+    for f, text in CODE.items():
+        spelled = {n for n in names if re.search(rf"""["']{n}["']""", text)}
+        spelled |= {n for n in graph_names if re.search(rf"""["'.]{n}\b""", text)}
+        assert not spelled, f"{f} spells out {spelled}: read it from MAN.train.knobs / readouts"
+    # the page's size limits come from the manifest: no bound or comparison with one
+    limits = re.compile(r"""(?:[<>]=?|\bmax\W+|\bmin\W+)\s*(?:16|64|256|1500)\b""")
+    for f, text in CODE.items():
+        if f.startswith(("trainer", "sizes")):
+            assert not limits.search(text), f"{f} writes a size limit of its own"
