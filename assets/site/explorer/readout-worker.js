@@ -13,7 +13,7 @@
 // Requests are answered in the order they came.
 //
 // The messages: trainer-client.js (Reader), the page's side, lists them.
-import { loadOrt, graph, words, ids64, weightFeeds, knobFeeds, only, report, fetchBytes } from "./worker-common.js";
+import { loadOrt, graph, words, ids64, weightFeeds, knobFeeds, only, report, fetchBytes, quietFor, afterQuiet } from "./worker-common.js";
 
 let ort = null;
 let T = null; // the manifest's "train" entry
@@ -46,6 +46,8 @@ async function read(msg) {
   const layers = T.n_layers;
   feeds.head_mask = new ort.Tensor("float32", msg.mask || new Float32Array(layers * msg.h).fill(1), [layers, msg.h]);
   knobFeeds(ort, msg.feeds, feeds);
+  const typing = afterQuiet(); // the reader is typing: the page draws first
+  if (typing) { await typing; }
   const t0 = performance.now();
   const r = await evaluate.run(only(evaluate, feeds));
   const out = { type: "read", id: msg.id, step: msg.step,
@@ -55,6 +57,8 @@ async function read(msg) {
   // the circuits read the weights alone: once a copy, not for an ablation
   if (!msg.mask) {
     const cf = weightFeeds(ort, T, msg.params, msg.h, {});
+    const later = afterQuiet();
+    if (later) { await later; }
     const t1 = performance.now();
     const c = await circuits.run(only(circuits, cf));
     out.msCircuits = performance.now() - t1;
@@ -83,6 +87,7 @@ function baselineOf(d_model, h) {
 let queue = Promise.resolve();
 self.onmessage = (e) => {
   const msg = e.data;
+  if (msg.type === "quiet") { quietFor(msg.ms); return; } // at once, not behind the reads
   queue = queue.then(async () => {
     try {
       if (msg.type === "setup") {

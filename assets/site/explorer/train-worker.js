@@ -16,7 +16,7 @@
 //
 // The messages: trainer-client.js, the page's side, lists them.
 
-import { loadOrt, graph, words, ids64, weightFeeds, knobFeeds, only, report } from "./worker-common.js";
+import { loadOrt, graph, words, ids64, weightFeeds, knobFeeds, only, report, quietFor, afterQuiet } from "./worker-common.js";
 
 let ort = null;
 let T = null; // the manifest's "train" entry
@@ -125,6 +125,8 @@ async function train() {
     const done = run.s >= run.steps;
     if (run.s % run.drawEvery === 0 || done) { progress(); }
     await yieldToMessages();
+    const typing = afterQuiet(); // the reader is typing: the page draws first
+    if (typing) { await typing; }
   }
   const finished = run.s >= run.steps;
   run.running = false;
@@ -156,6 +158,7 @@ async function handle(msg) {
     if (msg.type === "setup") { await setup(msg); }
     else if (msg.type === "train") { await train(); }
     else if (msg.type === "pause") { if (run) { run.running = false; } }
+    else if (msg.type === "quiet") { quietFor(msg.ms); }
     else if (msg.type === "weights") { post(weights()); }
     else if (msg.type === "steps") { run.steps = msg.steps; } // tests: a short run
     else if (msg.type === "resources") { // the benchmark: what this worker loaded

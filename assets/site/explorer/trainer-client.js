@@ -6,6 +6,8 @@
 // on.progress, on.state, on.error, on.crash).
 //   page -> worker:  setup {base, manifest, h, d_k, seed, steps, drawEvery,
 //                    key, feeds (the knobs' inputs)} | train | pause |
+//                    quiet {ms} (the reader is typing: no step starts for
+//                    ms milliseconds) |
 //                    weights | resources | steps {steps} (tests: a short
 //                    run) | poison (tests: a non-finite weight)
 //   worker -> page:  ready | progress | state | error {message, stage}
@@ -14,7 +16,8 @@
 // Reader, the read-out worker (readout-worker.js), one for the page; each
 // read is a promise.
 //   page -> worker:  setup {base, manifest} | read {id, step, h, params,
-//                    mask, feeds}
+//                    mask, feeds} | quiet {ms} (no graph starts for ms
+//                    milliseconds; answered at once, not in turn)
 //   worker -> page:  booted | read {id, step, ms, accuracy (3), stats
 //                    (n_layers * h * 5), role, named (n_layers * h),
 //                    circuits} | error {id, message, stage}
@@ -38,6 +41,7 @@ export class Client {
   setup(args) { args.type = "setup"; this.send(args); }
   train() { this.send({ type: "train" }); }
   pause() { this.send({ type: "pause" }); }
+  quiet(ms) { this.send({ type: "quiet", ms: ms }); }
   steps(n) { this.send({ type: "steps", steps: n }); }
   poison() { this.send({ type: "poison" }); }
   terminate() { this.worker.terminate(); this.pending = {}; }
@@ -87,6 +91,8 @@ export class Reader {
         mask: opts && opts.mask, feeds: opts && opts.feeds });
     });
   }
+
+  quiet(ms) { if (!this.failed) { this.worker.postMessage({ type: "quiet", ms: ms }); } }
 
   fail(msg) {
     const err = new Error(msg.message);

@@ -86,3 +86,18 @@ export function report(err, stage) {
   return { type: "error", message: String(err && err.message ? err.message : err),
     stage: err instanceof LoadError ? "load" : stage };
 }
+
+// Input comes first. On two cores the page's main thread shares them with
+// the training worker and the read-out worker: when the reader types, the
+// page asks both to start nothing new for a moment (a "quiet" message), so
+// the keystroke's picture is drawn on a free core. A graph already running
+// finishes; the next one waits until the window closes.
+let quietUntil = 0;
+export function quietFor(ms) {
+  const ok = typeof ms === "number" && ms > 0 && ms <= 1000;
+  if (ok) { quietUntil = Math.max(quietUntil, performance.now() + ms); }
+}
+export function afterQuiet() {
+  const wait = quietUntil - performance.now();
+  return wait > 0 ? new Promise((resolve) => setTimeout(resolve, wait)) : null;
+}
