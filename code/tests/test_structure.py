@@ -162,18 +162,29 @@ def test_no_import_circle():
 def test_the_import_count_sees_every_import():
     """:func:`imports` sees an import inside a function (positions' check
     loads the real model's modules on first use), the package a submodule
-    import runs (``tiny_model`` for ``tiny_model.model``), and leaves out a
+    import runs (``tiny_model`` for ``tiny_model.step``), and leaves out a
     module's own packages; and :func:`circles` finds a circle."""
     known = modules()
     positions = imports(known["mhacourse.positions"], "mhacourse.positions")
     assert {"mhacourse.bert", "mhacourse.bert_weights"} <= positions
-    kv = imports(known["mhacourse.kv_cache"], "mhacourse.kv_cache")
-    assert {"mhacourse.tiny_model.model", "mhacourse.tiny_model"} <= kv
+    scores = imports(known["mhacourse.circuits.scores"], "mhacourse.circuits.scores")
+    assert {"mhacourse.tiny_model.step", "mhacourse.tiny_model"} <= scores
     own = imports(known["mhacourse.tiny_model.model"], "mhacourse.tiny_model.model")
     assert "mhacourse.tiny_model" not in own and "mhacourse" not in own
     assert "mhacourse.tasks" in own
     assert circles({"a": {"b"}, "b": {"c"}, "c": {"a"}}) == [["a", "b", "c", "a"]]
     assert circles({"a": {"b"}, "b": set()}) == []
+
+
+def test_the_cache_knows_no_model_built_on_it():
+    """:mod:`mhacourse.kv_cache` is a layer: the tiny model decodes with it
+    (``tiny_model.from_tiny_model``), so the cache imports no tiny model."""
+    known = modules()
+    kv = imports(known["mhacourse.kv_cache"], "mhacourse.kv_cache")
+    assert not {m for m in kv if m.startswith("mhacourse.tiny_model")}, kv
+    decoding = imports(known["mhacourse.tiny_model.decoding"],
+                       "mhacourse.tiny_model.decoding")
+    assert "mhacourse.kv_cache" in decoding
 
 
 def test_numpy_twin_imports_no_torch():
