@@ -112,12 +112,13 @@ def check_export_minilm(path, model) -> None:
     check_bert_model(model)
 
 
-def check_tiny_entry(model, trained, file) -> None:
+def check_tiny_entry(model, trained, file) -> Path:
     check_tiny_model(model)
     check_bool("trained", trained)
     file = check_path("file", file)
     if not file.is_file():
         raise InputError(f"file {file} does not exist: export the model first.")
+    return file
 
 
 def check_build(out, minilm, log=print, workers: int = 1) -> None:
@@ -380,7 +381,7 @@ def precomputed_views(sentences=explorer.EXAMPLES) -> dict:
 
 def tiny_entry(model: tm.TinyTransformer, trained: bool, file: Path) -> dict:
     """What the page prints about one tiny model."""
-    check_tiny_entry(model, trained, file)
+    file = check_tiny_entry(model, trained, file)
     h, d_k = model.cfg.h, model.cfg.d_k
     name = tm.model_name(h, d_k, trained)
     m = explorer.metrics().get(name, {})

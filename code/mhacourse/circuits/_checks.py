@@ -148,8 +148,9 @@ def check_noise(noise, d_model: int, d_k: int, samples: int):
 
 def check_composition(model, kind, fold_ln) -> TinyWeights:
     """:func:`~mhacourse.circuits.composition_scores`' input: a two-layer
-    model, a kind, a flag, and sizes that answer in about a second."""
-    w = check_two_layers(model)
+    model, a kind, a flag, and sizes that answer in about a second (told
+    before the weights are read)."""
+    check_tiny_model(model)
     check_kind(kind)
     check_bool("fold_ln", fold_ln)
     check_product_work(
@@ -157,7 +158,7 @@ def check_composition(model, kind, fold_ln) -> TinyWeights:
         model.cfg.h**2, model.cfg.d_model,
         "read_circuits(model) gives the same comp_q, comp_k and comp_v from "
         "d_k x d_k matrices, in a fraction of the time")
-    return w
+    return check_two_layers(model)
 
 
 def check_read_circuits(model, noise) -> TinyWeights:

@@ -6,6 +6,8 @@ colour-vision deficiencies and in greyscale).
 """
 from __future__ import annotations
 
+from ._checks import check_hex_colour
+
 CMAP = "viridis"
 
 # Okabe–Ito colours, one per head (up to 8), for pictures coloured by head.
@@ -15,6 +17,8 @@ HEAD_COLORS = ["#e69f00", "#56b4e9", "#009e73", "#f0e442",
 
 def text_colour(hex_colour: str) -> str:
     """Black or white, whichever has the higher WCAG contrast on ``hex_colour``."""
+    check_hex_colour(hex_colour)
+
     def lin(v):
         return v / 12.92 if v <= 0.03928 else ((v + 0.055) / 1.055) ** 2.4
 

@@ -50,7 +50,7 @@ ACTIVATION = "gelu"  # the FFN's, as GPT-2
 def default_peak_lr(d_model):
     """AdamW's peak rate for width ``d_model`` (a number or a tensor):
     ``1e-2 * sqrt(32 / d_model)``, tuned on the task (at d_model 256, 1e-2
-    never learns the lookup)."""
+    never learns the lookup). A part of the traced step: no checks."""
     return 1e-2 * (32 / d_model) ** 0.5
 
 
