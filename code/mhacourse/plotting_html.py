@@ -30,7 +30,7 @@ _VIRIDIS = (colormaps["viridis"](np.linspace(0, 1, 256))[:, :3] * 255).astype(np
 def check_weights_image(w) -> np.ndarray:
     """(L, S) attention weights: finite numbers in [0, 1]."""
     w = check_matrix("w", w, 2)
-    if not ((w >= 0) & (w <= 1)).all():
+    if not ((w >= -1e-6) & (w <= 1 + 1e-6)).all():  # rounding of a softmax
         raise InputError("w must hold attention weights, numbers from 0 to 1; got "
                          f"values from {w.min():.3g} to {w.max():.3g}.")
     return w

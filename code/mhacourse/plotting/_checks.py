@@ -5,6 +5,8 @@ naming the argument instead of an error from inside matplotlib or NumPy.
 """
 from __future__ import annotations
 
+import numbers
+
 import torch
 
 from .._validate import (
@@ -70,8 +72,8 @@ def check_ratio_bars(ax, groups, series, reference, reference_label, annotate, f
                              f"{describe(groups)}.")
     if not isinstance(series, dict) or not all(
             isinstance(v, (list, tuple)) and all(
-                x is None or (isinstance(x, (int, float)) and not isinstance(x, bool)
-                              and x != float("inf")) for x in v)
+                x is None or (isinstance(x, numbers.Real) and not isinstance(x, bool)
+                              and not abs(float(x)) == float("inf")) for x in v)
             for v in series.values()):
         raise InputTypeError(f"series must be a dict {{label: [a ratio per group]}}, "
                              f"each ratio a finite number, NaN or None (no bar); "
