@@ -303,6 +303,22 @@ def check_float_dtype(name: str, dtype) -> torch.dtype:
     return dtype
 
 
+def check_device(name: str, device):
+    """``device`` (``None``, a ``torch.device`` or a name such as ``"cpu"``)
+    as torch takes it, if torch knows it and it is there."""
+    if device is None or isinstance(device, torch.device):
+        return device
+    if not isinstance(device, str):
+        raise InputTypeError(f"{name} must be None, a torch.device or a name such "
+                             f"as 'cpu'; got {describe(device)}.")
+    try:
+        torch.empty(0, device=device)
+    except (RuntimeError, AssertionError, ValueError) as e:
+        raise InputError(f"{name} {device!r} is not a device torch can use here "
+                         f"({one_line(e)[:80]}); use 'cpu'.") from None
+    return device
+
+
 def check_generator(name: str, generator) -> None:
     if generator is not None and not isinstance(generator, torch.Generator):
         raise InputTypeError(f"{name} must be a torch.Generator or None; got "

@@ -9,7 +9,9 @@ from __future__ import annotations
 
 import torch
 
+from ._validate import check_positive_int, check_texts
 from .bert import Bert, add_norm_ffn, bert_layer, embed, masked_output, mean_pool, tokenize
+from .bert_weights import check_bert
 
 
 class AblationCache:
@@ -23,6 +25,9 @@ class AblationCache:
     """
 
     def __init__(self, texts, model: Bert, size: int = 8):
+        check_texts("texts", texts)
+        check_bert(model)
+        check_positive_int("size", size, 1024)
         tok = tokenize(list(texts), model=model)
         order = sorted(range(len(tok.texts)), key=lambda s: tok.lengths[s])
         self.model, self.groups, self.intact, self.base = model, [], [], []

@@ -377,7 +377,8 @@ def masked_output(concat: torch.Tensor, w: MHAWeights, h: int,
     ``head_i W_O^i`` scaled by ``head_mask[i]`` (0 = removed, 1 = kept).
 
     Shapes: ``concat`` (B, L, d_model), ``head_mask`` (h,), or (B, h) for a
-    mask per sequence -> (B, L, d_model).
+    mask per sequence -> (B, L, d_model). Types and shapes are checked, no
+    value checks (it also runs inside the exported core, ``layer_core``).
     """
     _check_masked_output(concat, w, h, head_mask)
     if head_mask is not None:
@@ -393,6 +394,7 @@ def add_norm_ffn(x: torch.Tensor, a: torch.Tensor, layer: BertLayer,
     """The rest of a post-LN block after attention output ``a``:
     ``y = LN(x + a)``, then ``LN(y + GELU(y W_1 + b_1) W_2 + b_2)``.
     Shapes: ``x``, ``a`` (B, L, d_model) -> (B, L, d_model)."""
+    _check_layer(layer)
     for name, t in (("x", x), ("a", a)):
         check_tensor(name, t, ndim=3, legend="(B, L, d_model)")
         check_finite(name, t, option=False)

@@ -18,7 +18,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from ._validate import InputError, check_positive_int
+from ._validate import InputError, check_bool, check_positive_int
 from .tiny_model.files import model_name
 
 __all__ = ["GRID_H", "GRID_DK", "BUDGET_D_MODEL", "BUDGET_H", "SEED",
@@ -78,7 +78,14 @@ def models_dir() -> Path:
     return assets_dir() / "models"
 
 
+def check_cell(h, d_k, trained) -> None:
+    check_positive_int("h", h)
+    check_positive_int("d_k", d_k)
+    check_bool("trained", trained)
+
+
 def tiny_model_path(h: int, d_k: int, trained: bool) -> Path:
     """Where the tiny model for (h, d_k) is stored:
     ``assets/models/<name>.safetensors``, the name from :func:`model_name`."""
+    check_cell(h, d_k, trained)
     return models_dir() / f"{model_name(h, d_k, trained)}.safetensors"

@@ -4,7 +4,7 @@ Pure computation (chapter 7 derives the formula, chapter 9 measures it).
 """
 from __future__ import annotations
 
-from ._validate import check_heads, check_positive_int
+from ._validate import InputTypeError, check_heads, check_positive_int, describe
 
 
 def mha_flops(B: int, L: int, d_model: int, h: int = 1) -> dict:
@@ -24,7 +24,14 @@ def mha_flops(B: int, L: int, d_model: int, h: int = 1) -> dict:
     return {"projections": proj, "attention": attn, "total": proj + attn}
 
 
+def check_module(module) -> None:
+    if not hasattr(module, "parameters") or not callable(module.parameters):
+        raise InputTypeError(f"module must be a torch.nn.Module (a model or a "
+                             f"layer); got {describe(module)}.")
+
+
 def n_params(module) -> int:
     """Number of learned numbers of a ``torch.nn.Module``: the sum of
     ``p.numel()`` over ``module.parameters()``."""
+    check_module(module)
     return sum(p.numel() for p in module.parameters())

@@ -28,7 +28,7 @@ from __future__ import annotations
 
 import torch
 
-from ._validate import InputError, check_heads, check_positive_int, check_tensor
+from ._validate import InputError, check_heads, check_positive_int, check_seed, check_tensor
 from .masks import combine_masks
 from .multihead import (
     MAX_D_MODEL,
@@ -96,7 +96,8 @@ def random_gqa_weights(d_model: int, h: int, h_kv: int, seed: int | None = 0,
                        "memory: d_model x d_model matrices")
     check_kv_heads(h, h_kv)
     check_dtype("dtype", dtype)
-    gen = None if seed is None else torch.Generator().manual_seed(seed)
+    gen = None if seed is None else torch.Generator().manual_seed(
+        check_seed("seed", seed))
 
     def mat(cols):
         return torch.randn(d_model, cols, generator=gen, dtype=dtype) / d_model**0.5

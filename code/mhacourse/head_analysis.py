@@ -51,11 +51,12 @@ from ._validate import (
     check_positive_int,
     check_real,
     check_tensor,
+    check_text,
     check_texts,
     describe,
 )
 from .ablation_cache import AblationCache
-from .bert import Bert, encode, load_model
+from .bert import Bert, BertOutput, encode, load_model
 from .bert_weights import check_bert_model
 from .tasks import EXAMPLE_SENTENCES
 
@@ -216,6 +217,7 @@ SPECIAL = ("[CLS]", "[SEP]")
 
 def is_punctuation(token: str) -> bool:
     """A token made only of punctuation (``.``, ``,``, ``'``, ...)."""
+    check_text("token", token)
     return token not in SPECIAL and all(c in string.punctuation for c in token)
 
 
@@ -300,6 +302,7 @@ def attention_statistics(attentions, tokens) -> HeadStats:
 def sentence_attentions(out) -> list[torch.Tensor]:
     """One (n_layers, h, n, n) tensor per sentence of a :class:`BertOutput`,
     real tokens only."""
+    check_output(out)
     return [torch.stack([out.attention(l, s) for l in range(len(out.attentions))])
             for s in range(len(out.texts))]
 
@@ -468,6 +471,12 @@ def ablation_ranking(texts=SENTENCES, model: Bert | None = None,
     ranking = sorted(((l, i, float(cos[l, i])) for l in range(n_layers)
                       for i in range(h)), key=lambda r: r[2])
     return Ablation(cos, ranking)
+
+
+def check_output(out) -> None:
+    if not isinstance(out, BertOutput):
+        raise InputTypeError(f"out must be what mc.encode(texts) returns (a "
+                             f"BertOutput); got {describe(out)}.")
 
 
 @dataclass

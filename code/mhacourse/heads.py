@@ -8,13 +8,15 @@ from __future__ import annotations
 
 import torch
 
-from ._validate import InputTypeError, check_heads, check_ndim, describe
+from ._validate import InputTypeError, check_heads, check_ndim, check_positive_int, describe
 
 
 def split_heads(x: torch.Tensor, h: int) -> torch.Tensor:
     """(B, L, d_model) -> (B, h, L, d_k), with ``d_k = d_model // h``.
 
-    ``out[b, i, t, :] == x[b, t, i*d_k:(i+1)*d_k]``.
+    ``out[b, i, t, :] == x[b, t, i*d_k:(i+1)*d_k]``. Types and shapes are
+    checked, no value checks (it also runs inside the exported MiniLM core):
+    a NaN in ``x`` stays where it was.
     """
     _check_tensor(x)
     check_ndim("x", x.shape, 3, "(B, L, d_model)")
@@ -36,7 +38,8 @@ def split_heads_core(x: torch.Tensor, h) -> torch.Tensor:
 def merge_heads(x: torch.Tensor) -> torch.Tensor:
     """(B, h, L, d_k) -> (B, L, h*d_k): concatenate the heads side by side.
 
-    Inverse of :func:`split_heads`: ``Concat(head_1, ..., head_h)``.
+    Inverse of :func:`split_heads`: ``Concat(head_1, ..., head_h)``. No value
+    checks, as :func:`split_heads`.
     """
     _check_tensor(x)
     check_ndim("x", x.shape, 4, "(B, h, L, d_k)")
@@ -58,6 +61,7 @@ def share_kv_heads(K: torch.Tensor, h) -> torch.Tensor:
     repeated for query heads ``j*g .. j*g+g-1``, ``g = h / h_kv`` (chapter 12).
 
     Shapes: (B, h_kv, S, d_k) -> (B, h, S, d_k); a view when ``h_kv = h``.
+    A part of traced cores: no checks (``grouped_query_attention`` checks).
     """
     B, h_kv, S, d_k = K.shape
     K = K[:, :, None].expand(B, h_kv, h // h_kv, S, d_k)  # (B, h_kv, g, S, d_k)
@@ -76,4 +80,10 @@ def score_rank_bound(L: int, d_model: int, h: int) -> int:
     """Largest rank of one head's (L, L) score matrix ``Q_i K_i^T / sqrt(d_k)``
     when ``h`` heads share ``d_model``: ``min(L, d_k)``, ``d_k = d_model // h``
     (``Q_i`` and ``K_i`` are (L, d_k); Bhojanapalli et al. 2020)."""
+    check_score_rank(L, d_model, h)
     return min(L, d_model // h)
+
+
+def check_score_rank(L, d_model, h) -> None:
+    check_positive_int("L", L)
+    check_heads(d_model, h)

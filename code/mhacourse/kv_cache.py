@@ -49,7 +49,6 @@ from ._validate import (
 from .block import BLOCK_PARAMS, BlockWeights, block_core, layer_norm_core
 from .gqa import check_kv_heads
 from .multihead import MHAWeights, check_weights, mha_core
-from .tiny_model.model import check_tiny_model
 
 # --- input checks: the rules of this module's public functions -----------
 
@@ -188,7 +187,7 @@ def check_layer_dict(p) -> None:
 def check_lm(model) -> None:
     if not isinstance(model, CausalLM):
         raise InputTypeError(f"model must be a CausalLM (random_causal_lm or "
-                             f"from_tiny_model); got {describe(model)}.")
+                             f"tiny_model.from_tiny_model); got {describe(model)}.")
 
 
 def check_lm_ids(model, ids, t0: int = 0, name: str = "ids") -> None:
@@ -413,24 +412,6 @@ def random_causal_lm(vocab: int, d_model: int, h: int, h_kv: int, n_layers: int,
                     layers=layers, gamma_f=torch.ones(d_model, dtype=dtype),
                     beta_f=torch.zeros(d_model, dtype=dtype),
                     W_U=mat(d_model, vocab), h=h, h_kv=h_kv)
-
-
-def from_tiny_model(model) -> CausalLM:
-    """The weights of a :class:`mhacourse.tiny_model.TinyTransformer` (MHA,
-    with biases) as a :class:`CausalLM`, to decode it with caches."""
-    check_tiny_model(model)
-    layers = []
-    for blk in model.blocks:
-        a = blk.attn
-        layers.append({f.name: getattr(a, f.name).detach()
-                       for f in fields(MHAWeights)}
-                      | {k: getattr(blk, k).detach() for k in BLOCK_PARAMS})
-    blk = model.blocks[0]
-    return CausalLM(E_tok=model.W_E.detach(), E_pos=model.W_pos.detach(),
-                    layers=layers, gamma_f=model.gamma_f.detach(),
-                    beta_f=model.beta_f.detach(), W_U=model.W_U.detach(),
-                    h=model.cfg.h, h_kv=model.cfg.h, activation=blk.activation,
-                    eps=blk.eps)
 
 
 def _check_ids(model: CausalLM, ids, t0: int = 0) -> None:

@@ -20,6 +20,7 @@ from ._errors import (
     check_mask_size,
 )
 from ._validate import (
+    check_device,
     check_mask,
     check_no_blocked_rows,
     check_positive_int,
@@ -37,7 +38,7 @@ def causal_mask(L: int, S: int | None = None, device=None) -> torch.Tensor:
     L = check_positive_int("L (query length)", L)
     S = L if S is None else check_positive_int("S (key length)", S)
     check_mask_size(L, S)
-    return causal_core(L, S, device)
+    return causal_core(L, S, check_device("device", device))
 
 
 def causal_core(L, S, device=None) -> torch.Tensor:
@@ -56,6 +57,7 @@ def padding_mask(lengths, S: int, device=None) -> torch.Tensor:
     this is ``nn.MultiheadAttention``'s ``key_padding_mask``.
     """
     S = check_positive_int("S (key length)", S)
+    device = check_device("device", device)
     lengths = torch.tensor(check_lengths(lengths, S), device=device)  # (B,)
     return torch.arange(S, device=device)[None, :] >= lengths[:, None]  # (B, S)
 
@@ -71,11 +73,18 @@ def to_sdpa_mask(mask: torch.Tensor) -> torch.Tensor:
 
 
 def as_additive(mask: torch.Tensor, dtype: torch.dtype) -> torch.Tensor:
-    """A boolean mask (``True`` = blocked) as ``0`` / ``-inf`` to add to scores."""
+    """A boolean mask (``True`` = blocked) as ``0`` / ``-inf`` to add to scores.
+    A part of the traced cores: no checks (:func:`check_mask` runs before)."""
     if mask.dtype != torch.bool:
         return mask.to(dtype)
     zeros = torch.zeros(mask.shape, dtype=dtype, device=mask.device)
     return zeros.masked_fill(mask, float("-inf"))
+
+
+def check_mask_sizes(B, h, L, S) -> None:
+    for name, n in (("B", B), ("h", h), ("L", L), ("S", S)):
+        check_positive_int(name, n)
+    check_mask_size(L, S)
 
 
 def combine_masks(
@@ -89,6 +98,7 @@ def combine_masks(
     Integer masks, 0/1 float masks and rows with every key blocked raise
     :class:`~mhacourse.InputError`.
     """
+    check_mask_sizes(B, h, L, S)
     mask = None
     if attn_mask is not None:
         attn_mask = check_mask("attn_mask", attn_mask)

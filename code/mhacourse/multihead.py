@@ -50,7 +50,6 @@ from ._validate import (
     FLOAT_DTYPES,
     InputError,
     InputTypeError,
-    as_int,
     check_all_finite,
     check_dtype,
     check_finite,
@@ -61,6 +60,7 @@ from ._validate import (
     check_positive_int,
     check_same_batching,
     check_same_dtype,
+    check_seed,
     check_tensor,
     describe,
     unbatched_padding_mask,
@@ -185,7 +185,7 @@ def random_weights(
                        "memory: four d_model x d_model matrices")
     check_dtype("dtype", dtype)
     g = None if seed is None else torch.Generator().manual_seed(
-        as_int("seed", seed, "a whole number or None"))
+        check_seed("seed", seed))
 
     def mat():
         return torch.randn(d_model, d_model, generator=g, dtype=dtype) / d_model**0.5
@@ -197,7 +197,7 @@ def random_weights(
 
 
 def project(x: torch.Tensor, W: torch.Tensor, b: torch.Tensor | None = None):
-    """``x W + b``. Shapes: (..., d_in) @ (d_in, d_out) -> (..., d_out)."""
+    """``x W + b``, (..., d_in) @ (d_in, d_out) -> (..., d_out): no checks."""
     y = x @ W
     return y if b is None else y + b
 
@@ -515,14 +515,17 @@ def multi_head_attention_fast(
     return _linear(merge_heads_core(heads), w.W_O, w.b_O), None  # (B, L, d_model)
 
 
+def check_torch_mha(mha) -> None:
+    if not isinstance(mha, nn.MultiheadAttention):
+        raise InputTypeError(f"mha must be an nn.MultiheadAttention; got {describe(mha)}.")
+    if not mha._qkv_same_embed_dim:
+        raise InputError("only key/value of the same width as the query (kdim = vdim = "
+                         "embed_dim) are supported.")
+
+
 def from_torch(mha: nn.MultiheadAttention) -> MHAWeights:
     """Read an ``nn.MultiheadAttention``'s weights into the course's names."""
-    if not isinstance(mha, nn.MultiheadAttention):
-        raise InputTypeError(f"mha must be an nn.MultiheadAttention; got "
-                             f"{describe(mha)}.")
-    if not mha._qkv_same_embed_dim:
-        raise InputError("only key/value of the same width as the query "
-                         "(kdim = vdim = embed_dim) are supported.")
+    check_torch_mha(mha)
     d = mha.embed_dim
     Wi = mha.in_proj_weight.detach()  # (3d, d), used as x @ Wi.T
     bi = None if mha.in_proj_bias is None else mha.in_proj_bias.detach()

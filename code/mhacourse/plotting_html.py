@@ -19,18 +19,50 @@ from matplotlib import colormaps
 from PIL import Image
 from PIL.PngImagePlugin import PngInfo
 
-from ._arrays import to_numpy
+from ._validate import InputError, InputTypeError, check_text, describe
+from .plotting._checks import check_matrix, check_tokens
 from .plotting.figure_text import NO_TEXT, TEXT_PX_KEY
 from .plotting.heatmaps import top_attended
 
 _VIRIDIS = (colormaps["viridis"](np.linspace(0, 1, 256))[:, :3] * 255).astype(np.uint8)
 
 
+def check_weights_image(w) -> np.ndarray:
+    """(L, S) attention weights: finite numbers in [0, 1]."""
+    w = check_matrix("w", w, 2)
+    if not ((w >= -1e-6) & (w <= 1 + 1e-6)).all():  # rounding of a softmax
+        raise InputError("w must hold attention weights, numbers from 0 to 1; got "
+                         f"values from {w.min():.3g} to {w.max():.3g}.")
+    return w
+
+
+def check_head_html(w, q_tokens, k_tokens, title) -> np.ndarray:
+    w = check_weights_image(w)
+    check_tokens("q_tokens", q_tokens, w.shape[0])
+    check_tokens("k_tokens", k_tokens, w.shape[1])
+    check_text("title", title)
+    return w
+
+
+def check_heads_html(weights, tokens, titles, header) -> np.ndarray:
+    w = check_matrix("weights", weights, 3)  # (h, L, L)
+    check_tokens("tokens", tokens, w.shape[-1])
+    if titles is not None and (isinstance(titles, (str, bytes))
+                               or not isinstance(titles, (list, tuple))
+                               or len(titles) != w.shape[0]
+                               or not all(isinstance(t, str) for t in titles)):
+        raise InputTypeError(f"titles must be None or one title (str) per head "
+                             f"({w.shape[0]}); got {describe(titles)}.")
+    check_text("header", header)
+    return w
+
+
 def weights_png(w) -> bytes:
     """(L, S) weights in [0, 1] -> PNG bytes of L x S pixels (viridis). The
     PNG records that it has no text (see :mod:`mhacourse.plotting.figure_text`): its
     labels are HTML around it."""
-    idx = np.clip(np.rint(to_numpy(w) * 255), 0, 255).astype(np.uint8)  # (L, S)
+    w = check_weights_image(w)
+    idx = np.clip(np.rint(w * 255), 0, 255).astype(np.uint8)  # (L, S)
     buf = io.BytesIO()
     info = PngInfo()
     info.add_text(TEXT_PX_KEY, NO_TEXT)
@@ -64,7 +96,7 @@ def head_html(w, q_tokens: Sequence[str], k_tokens: Sequence[str], title: str) -
 
     Uses the classes of ``_STYLE``, which :func:`heads_html` includes once.
     """
-    w = to_numpy(w)
+    w = check_head_html(w, q_tokens, k_tokens, title)
     L, S = w.shape
     c = _cell_px(max(L, S))
     esc = html.escape
@@ -94,7 +126,7 @@ def legend_html() -> str:
 def heads_html(weights, tokens: Sequence[str], titles: Sequence[str] | None = None,
                header: str = "") -> str:
     """All heads of one layer, ``weights`` (h, L, L), with legend and text lines."""
-    w = to_numpy(weights)
+    w = check_heads_html(weights, tokens, titles, header)
     titles = titles or [f"head {i + 1}" for i in range(w.shape[0])]
     figures = "".join(head_html(w[i], tokens, tokens, titles[i]) for i in range(w.shape[0]))
     lines = "".join(
@@ -108,6 +140,7 @@ def heads_html(weights, tokens: Sequence[str], titles: Sequence[str] | None = No
 
 def message_html(text: str) -> str:
     """A one-line message shown in place of the heatmaps (bad input)."""
+    check_text("text", text)
     return ("<div role='status' style='font:13px sans-serif;padding:8px;"
             "border-left:4px solid #d55e00;background:#fff4e5;color:#222'>"
             f"{html.escape(text)}</div>")

@@ -97,7 +97,7 @@ def _blocked(mask: np.ndarray) -> np.ndarray:
 def softmax(scores: np.ndarray) -> np.ndarray:
     """Softmax over the last (key) axis; rows sum to 1. ``-inf`` (a blocked
     key) is allowed; NaN, +inf and a row of only ``-inf`` raise."""
-    scores = to_numpy(scores) if not isinstance(scores, np.ndarray) else scores
+    scores = _check_array("scores", scores, 0, allow_nonfinite=True)
     if scores.ndim == 0 or scores.shape[-1] == 0:
         raise InputError(f"scores needs at least one entry per row; got shape "
                          f"{scores.shape}.")
@@ -163,17 +163,26 @@ def scaled_dot_product_attention(Q, K, V, mask=None):
 
 def split_heads(x: np.ndarray, h: int) -> np.ndarray:
     """(B, L, d_model) -> (B, h, L, d_k)."""
-    x = to_numpy(x, dtype=None) if not isinstance(x, np.ndarray) else x
+    x = _check_array("x", x, 3)
     check_ndim("x", x.shape, 3, "(B, L, d_model)")
+    check_heads(x.shape[-1], h)
+    return _split(x, h)
+
+
+def _split(x: np.ndarray, h: int) -> np.ndarray:
     B, L, d_model = x.shape
-    d_k = check_heads(d_model, h)
+    d_k = d_model // h
     return x.reshape(B, L, h, d_k).transpose(0, 2, 1, 3)  # (B, h, L, d_k)
 
 
 def merge_heads(x: np.ndarray) -> np.ndarray:
     """(B, h, L, d_k) -> (B, L, h*d_k)."""
-    x = to_numpy(x, dtype=None) if not isinstance(x, np.ndarray) else x
+    x = _check_array("x", x, 4)
     check_ndim("x", x.shape, 4, "(B, h, L, d_k)")
+    return _merge(x)
+
+
+def _merge(x: np.ndarray) -> np.ndarray:
     B, h, L, d_k = x.shape
     return x.transpose(0, 2, 1, 3).reshape(B, L, h * d_k)  # (B, L, d_model)
 
@@ -275,11 +284,11 @@ def multi_head_attention(query, key, value, w, h: int, *, mask=None,
     same arguments and the same numbers. Returns (output (B, L, d_model),
     weights (B, h, L, S)), and concat (B, L, d_model) with
     ``return_concat=True``."""
-    Q = split_heads(_proj(query, w.W_Q, w.b_Q), h)  # (B, h, L, d_k)
-    K = split_heads(_proj(key, w.W_K, w.b_K), h)  # (B, h, S, d_k)
-    V = split_heads(_proj(value, w.W_V, w.b_V), h)  # (B, h, S, d_k)
+    Q = _split(_proj(query, w.W_Q, w.b_Q), h)  # (B, h, L, d_k)
+    K = _split(_proj(key, w.W_K, w.b_K), h)  # (B, h, S, d_k)
+    V = _split(_proj(value, w.W_V, w.b_V), h)  # (B, h, S, d_k)
     heads, weights = _attend(Q, K, V, mask)  # (B, h, L, d_k), (B, h, L, S)
-    concat = merge_heads(heads)  # (B, L, d_model)
+    concat = _merge(heads)  # (B, L, d_model)
     out = _proj(concat, w.W_O, w.b_O)  # (B, L, d_model)
     return (out, weights, concat) if return_concat else (out, weights)
 
@@ -377,12 +386,8 @@ def layer_norm(x, gamma, beta, eps: float = 1e-5):
     return gamma * (x - mean) / np.sqrt(var + eps) + beta
 
 
-def transformer_block(X, p: dict, h: int, pre_ln: bool = False, mask=None):
-    """ReLU encoder block; ``p`` holds W_Q, W_K, W_V, W_O, b_*, W_1, b_1, W_2,
-    b_2, gamma_1, beta_1, gamma_2, beta_2 as NumPy arrays; ``mask`` is the
-    self-attention's ``attn_mask`` ((L, L), ``True`` = blocked)."""
-    attn_keys = ("W_Q", "W_K", "W_V", "W_O")
-    need = attn_keys + BLOCK_PARAMS
+def _check_block_dict(p) -> None:
+    need = ("W_Q", "W_K", "W_V", "W_O") + BLOCK_PARAMS
     if not isinstance(p, dict):
         raise InputTypeError(f"p must be a dict of NumPy arrays with keys "
                              f"{list(need)}; got {describe(p)}.")
@@ -390,6 +395,14 @@ def transformer_block(X, p: dict, h: int, pre_ln: bool = False, mask=None):
     if missing:
         raise InputError(f"p lacks {missing}; it needs {list(need)} (and "
                          "optionally b_Q, b_K, b_V, b_O).")
+
+
+def transformer_block(X, p: dict, h: int, pre_ln: bool = False, mask=None):
+    """ReLU encoder block; ``p`` holds W_Q, W_K, W_V, W_O, b_*, W_1, b_1, W_2,
+    b_2, gamma_1, beta_1, gamma_2, beta_2 as NumPy arrays; ``mask`` is the
+    self-attention's ``attn_mask`` ((L, L), ``True`` = blocked)."""
+    _check_block_dict(p)
+    attn_keys = ("W_Q", "W_K", "W_V", "W_O")
     bias_keys = {k: p.get(k) for k in ("b_Q", "b_K", "b_V", "b_O")}
 
     w = MHAWeights(**{k: p[k] for k in attn_keys}, **bias_keys)

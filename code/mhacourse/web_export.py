@@ -112,17 +112,40 @@ def check_export_minilm(path, model) -> None:
     check_bert_model(model)
 
 
-def check_tiny_entry(model, trained, file) -> None:
+def check_tiny_entry(model, trained, file) -> Path:
     check_tiny_model(model)
     check_bool("trained", trained)
     file = check_path("file", file)
     if not file.is_file():
         raise InputError(f"file {file} does not exist: export the model first.")
+    return file
 
 
-def check_build(out, minilm) -> None:
+def check_build(out, minilm, log=print, workers: int = 1) -> None:
     check_path("out", out)
     check_bool("minilm", minilm)
+    if not callable(log):
+        raise InputTypeError(f"log must be a function that takes a line of text "
+                             f"(print, or lambda line: None); got {describe(log)}.")
+    check_positive_int("workers", workers, MAX_WORKERS,
+                       "each worker is a process holding torch and a model")
+
+
+#: The most processes an export pool may start (each holds a model and
+#: torch: about 1 GB).
+MAX_WORKERS = 32
+
+
+def check_jobs(jobs, workers) -> None:
+    """``jobs``: a list of ``(function, args tuple)`` pairs
+    (:func:`export_jobs`); ``workers``: 1..:data:`MAX_WORKERS` processes."""
+    if not isinstance(jobs, (list, tuple)) or not all(
+            isinstance(j, tuple) and len(j) == 2 and callable(j[0])
+            and isinstance(j[1], tuple) for j in jobs):
+        raise InputTypeError(f"jobs must be a list of (function, args tuple) pairs, "
+                             f"as export_jobs(out) makes them; got {describe(jobs)}.")
+    check_positive_int("workers", workers, MAX_WORKERS,
+                       "each worker is a process holding torch and a model")
 
 
 # The models the browser explorer offers: mhacourse.catalogue's, in its two
@@ -358,7 +381,7 @@ def precomputed_views(sentences=explorer.EXAMPLES) -> dict:
 
 def tiny_entry(model: tm.TinyTransformer, trained: bool, file: Path) -> dict:
     """What the page prints about one tiny model."""
-    check_tiny_entry(model, trained, file)
+    file = check_tiny_entry(model, trained, file)
     h, d_k = model.cfg.h, model.cfg.d_k
     name = tm.model_name(h, d_k, trained)
     m = explorer.metrics().get(name, {})
@@ -427,6 +450,7 @@ def export_jobs(out: Path, minilm: bool = True) -> list[tuple]:
     ends with short jobs and its workers finish together: the training
     graphs, MiniLM's graph and the precomputed views. (The tiny models are
     weight files, written in the main process: :func:`build`.)"""
+    check_build(out, minilm)
     out = Path(out)
     # the in-browser training's graphs (mhacourse.web_train): its step is
     # the longest job of all, so it goes first
@@ -449,6 +473,7 @@ def _run_job(job: tuple):
 def run_jobs(jobs: list[tuple], workers: int = 2) -> list:
     """Each job's result, in the order of ``jobs``: in this process if
     ``workers`` is 1, else in a pool of ``workers`` fresh (spawned) processes."""
+    check_jobs(jobs, workers)
     if workers <= 1 or len(jobs) <= 1:
         return [_run_job(job) for job in jobs]
     import multiprocessing
@@ -467,7 +492,7 @@ def build(out: Path, minilm: bool = True, log=print, workers: int = 2) -> dict:
     before anything is exported; a manifest with a graph missing
     (:func:`check_train_graphs`) before the weights and the manifest are
     written."""
-    check_build(out, minilm)
+    check_build(out, minilm, log, workers)
     out = check_writable("out", out, folder=True)
     try:
         (out / "models").mkdir(parents=True, exist_ok=True)

@@ -78,7 +78,15 @@ import torch
 from torch.fx.experimental.proxy_tensor import make_fx
 
 from . import tasks
-from ._validate import InputError, check_bool, check_path, check_positive_int, check_seed, describe
+from ._validate import (
+    InputError,
+    InputTypeError,
+    check_bool,
+    check_path,
+    check_positive_int,
+    check_seed,
+    describe,
+)
 from .catalogue import BUDGET_D_MODEL, SEED, steps_for
 from .circuits import GRAPH_READOUTS
 from .circuits.core import KINDS, PROBE_N, baseline_core, readouts_core
@@ -203,6 +211,36 @@ def check_sizes(h, d_k, budget: bool = False) -> None:
         raise InputError(SIZE_MESSAGES["d_model"].format(**{**words, "d_model": h * d_k}))
 
 
+def check_graph_module(gm) -> None:
+    if not isinstance(gm, torch.fx.GraphModule):
+        raise InputTypeError(f"gm must be a torch.fx.GraphModule (make_fx's trace, "
+                             f"as trace(kind) makes it); got {describe(gm)}.")
+
+
+def check_example(cfg) -> None:
+    """The size a graph is traced at: a TinyConfig of the page's layers and
+    batch, within the page's sizes."""
+    if not isinstance(cfg, TinyConfig):
+        raise InputTypeError(f"cfg must be a TinyConfig (the size a graph is traced "
+                             f"at, such as web_train.EXAMPLE); got {describe(cfg)}.")
+    check_sizes(cfg.h, cfg.d_k)
+    if (cfg.n_layers, cfg.batch, cfg.max_len) != (EXAMPLE.n_layers, EXAMPLE.batch,
+                                                  EXAMPLE.max_len):
+        raise InputError(f"cfg must keep the page's n_layers = {EXAMPLE.n_layers}, "
+                         f"batch = {EXAMPLE.batch} and max_len = {EXAMPLE.max_len}; "
+                         "change only h and d_k.")
+
+
+def check_graphs(graphs) -> None:
+    """``graphs``: export_job's entry for every graph of :data:`STEP_NAMES`."""
+    if not isinstance(graphs, dict) or sorted(graphs) != sorted(STEP_NAMES) or not all(
+            isinstance(v, dict) and {"file", "bytes", "export_seconds"} <= set(v)
+            for v in graphs.values()):
+        raise InputError(f"graphs must hold export_job's entry for every graph "
+                         f"{sorted(STEP_NAMES)}; got {describe(graphs)}: a manifest "
+                         "without them would leave the page unable to train.")
+
+
 def check_kind(kind) -> str:
     """``kind`` if it names a graph of :data:`STEP_NAMES`."""
     if not isinstance(kind, str) or kind not in STEP_NAMES:
@@ -217,6 +255,7 @@ def scalars_to_tensors(gm: torch.fx.GraphModule) -> int:
     """Rewrite every ``aten.*.Scalar`` call whose scalar is a symbolic number
     (a node of the graph, such as ``1 / d_model``) to its ``*.Tensor`` form,
     which the ONNX translation accepts. Returns how many it rewrote."""
+    check_graph_module(gm)
     graph, count = gm.graph, 0
     for node in list(graph.nodes):
         target = node.target
@@ -256,6 +295,7 @@ def _example_params(cfg: TinyConfig = EXAMPLE) -> tuple:
 def graph_functions(cfg: TinyConfig = EXAMPLE) -> dict:
     """For each graph: ``(function of flat tensors, example inputs, input
     names, output names)``."""
+    check_example(cfg)
     n = len(st.param_names())
     names = [k.replace(".", "_") for k in st.param_names()]
     P = _example_params(cfg)
@@ -440,7 +480,7 @@ def baseline_table() -> np.ndarray:
 def write_data(out) -> dict:
     """``pool.f16``, ``batches.u16``, ``heldout.u16``, ``baseline.f32`` in
     ``out``; returns their entries for the manifest."""
-    out = _folder("out", out)
+    out = check_folder("out", out)
     x_held = heldout()[0]
     files = {
         "pool": ("pool.f16", st.noise_pool().numpy().astype(np.float16)),
@@ -462,7 +502,7 @@ def export_job(folder: Path, kind: str) -> tuple[str, dict]:
     ``folder/{kind}.onnx``; returns ``("train", {"kind", "file", "bytes",
     "export_seconds"})``."""
     check_kind(kind)
-    folder = _folder("folder", folder)
+    folder = check_folder("folder", folder)
     t = time.perf_counter()
     torch.set_num_threads(1)
     path = export(kind, Path(folder) / f"{kind}.onnx")
@@ -483,7 +523,7 @@ def graph_io(kind: str) -> dict:
             "outputs": [o for o in outputs if o not in derived]}
 
 
-def _folder(name: str, folder) -> Path:
+def check_folder(name: str, folder) -> Path:
     """``folder`` as a Path to a folder (made if missing), or one InputError."""
     folder = check_path(name, folder)
     if folder.exists() and not folder.is_dir():
@@ -512,13 +552,8 @@ def param_dims() -> dict:
 def manifest_entry(graphs: dict, folder: Path) -> dict:
     """The manifest's ``"train"`` entry for the exported ``graphs``
     (``{kind: export_job's dict}``); writes the data files into ``folder``."""
-    if not isinstance(graphs, dict) or sorted(graphs) != sorted(STEP_NAMES) or not all(
-            isinstance(v, dict) and {"file", "bytes", "export_seconds"} <= set(v)
-            for v in graphs.values()):
-        raise InputError(f"graphs must hold export_job's entry for every graph "
-                         f"{sorted(STEP_NAMES)}; got {describe(graphs)}: a manifest "
-                         "without them would leave the page unable to train.")
-    folder = _folder("folder", folder)
+    check_graphs(graphs)
+    folder = check_folder("folder", folder)
     cfg = EXAMPLE
     return {
         "graphs": {k: {**{key: v[key] for key in ("file", "bytes", "export_seconds")},

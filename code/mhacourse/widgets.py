@@ -19,10 +19,90 @@ from IPython.display import display
 from traitlets import TraitError, validate
 
 from . import explorer as ex
-from ._validate import InputError, as_int, describe
+from ._validate import InputError, InputTypeError, as_int, describe
 from .plotting_html import heads_html, message_html
 
 Option = tuple[str, object]  # (label shown to the reader, value passed to render)
+
+KINDS = ("toggle", "dropdown")
+MAX_VIEWS = 2000  # pre-rendered views a static explorer may hold (page weight)
+
+
+def check_control(description, options, value_index, kind) -> None:
+    if not isinstance(description, str):
+        raise InputTypeError(f"description must be the control's label (a str); got "
+                             f"{describe(description)}.")
+    if isinstance(options, (str, bytes)) or not isinstance(options, (list, tuple)) \
+            or not options or not all(isinstance(o, tuple) and len(o) == 2
+                                      and isinstance(o[0], str) for o in options):
+        raise InputTypeError(f"options must be a non-empty list of (label, value) "
+                             f"pairs, each label a str; got {describe(options)}.")
+    i = as_int("value_index", value_index)
+    if not 0 <= i < len(options):
+        raise InputError(f"value_index = {i} is not an option: 0..{len(options) - 1}.")
+    if kind not in KINDS:
+        raise InputError(f"kind must be one of {list(KINDS)}; got {describe(kind)}.")
+
+
+def check_explorer(controls, render, kinds, defaults, names) -> None:
+    if isinstance(controls, (str, bytes)) or not isinstance(controls, (list, tuple)) \
+            or not controls or not all(isinstance(c, tuple) and len(c) == 2
+                                       for c in controls):
+        raise InputTypeError(f"controls must be a non-empty list of (description, "
+                             f"options) pairs; got {describe(controls)}.")
+    if not callable(render):
+        raise InputTypeError(f"render must be a function returning HTML; got "
+                             f"{describe(render)}.")
+    n = len(controls)
+    for name, seq in (("kinds", kinds), ("defaults", defaults), ("names", names)):
+        if seq is not None and (isinstance(seq, (str, bytes))
+                                or not isinstance(seq, (list, tuple)) or len(seq) != n):
+            raise InputTypeError(f"{name} must be None or a list with one entry per "
+                                 f"control ({n}); got {describe(seq)}.")
+    views = 1
+    for i, (d, opts) in enumerate(controls):
+        check_control(d, opts, 0 if defaults is None else defaults[i],
+                      "toggle" if kinds is None else kinds[i])
+        views *= len(opts)
+    if views > MAX_VIEWS:
+        raise InputError(f"the controls make {views:,} combinations, each rendered "
+                         f"in advance; at most {MAX_VIEWS:,} keep the page light. "
+                         "Offer fewer options.")
+    if names is not None and not all(isinstance(k, str) and k.isidentifier()
+                                     for k in names):
+        raise InputError(f"names must be keyword names for render; got {names!r}.")
+
+
+def check_sentences(sentences) -> None:
+    if sentences is not None and (isinstance(sentences, (str, bytes))
+                                  or not isinstance(sentences, (list, tuple))
+                                  or not sentences
+                                  or not all(isinstance(s, str) and s.strip()
+                                             for s in sentences)):
+        raise InputTypeError(f"sentences must be None (the examples) or a non-empty "
+                             f"list of sentences; got {describe(sentences)}.")
+
+
+def check_static_tiny(sentences, hs, d_ks, layers, default_h, default_d_k) -> None:
+    check_sentences(sentences)
+    for name, got, grid in (("hs", hs, ex.GRID_H), ("d_ks", d_ks, ex.GRID_DK)):
+        if got is not None and (not isinstance(got, (list, tuple)) or not got
+                                or not all(isinstance(v, int) and v in grid for v in got)):
+            raise InputError(f"{name} must be None or values from the trained grid "
+                             f"{list(grid)}; got {describe(got)}.")
+    check_layers(layers, 2)
+    for name, v, grid in (("default_h", default_h, hs or ex.GRID_H),
+                          ("default_d_k", default_d_k, d_ks or ex.GRID_DK)):
+        if isinstance(v, bool) or v not in grid:
+            raise InputError(f"{name} must be one of {list(grid)}; got {describe(v)}.")
+
+
+def check_layers(layers, n_layers: int) -> None:
+    if not isinstance(layers, (list, tuple)) or not layers or not all(
+            isinstance(n, int) and not isinstance(n, bool) and 1 <= n <= n_layers
+            for n in layers):
+        raise InputError(f"layers must be a non-empty list of layers counted from 1 "
+                         f"to {n_layers}; got {describe(layers)}.")
 
 
 def control(description: str, options: Sequence[Option], value_index: int = 0,
@@ -33,6 +113,7 @@ def control(description: str, options: Sequence[Option], value_index: int = 0,
     ``"dropdown"``. (No slider: its handle has no accessible name in the
     static widget manager.)
     """
+    check_control(description, options, value_index, kind)
     labels = [label for label, _ in options]
     style = {"description_width": "initial"}
     if kind == "dropdown":
@@ -58,6 +139,7 @@ def precomputed_explorer(
     descriptions, lower-cased). The returned box holds the controls and nested
     ``Stack`` widgets, one level per control.
     """
+    check_explorer(controls, render, kinds, defaults, names)
     kinds = kinds or ["toggle"] * len(controls)
     defaults = defaults or [0] * len(controls)
     names = names or [d.lower() for d, _ in controls]
@@ -202,6 +284,7 @@ def static_tiny_explorer(sentences=None, hs=None, d_ks=None, layers=(1, 2),
                          default_h: int = 4, default_d_k: int = 16) -> W.VBox:
     """The tiny models' explorer for a page without a kernel: every
     (trained?, h, d_k, layer, sentence) combination precomputed."""
+    check_static_tiny(sentences, hs, d_ks, layers, default_h, default_d_k)
 
     sentences = list(sentences or ex.EXAMPLES)
     hs, d_ks = list(hs or ex.GRID_H), list(d_ks or ex.GRID_DK)
@@ -222,6 +305,8 @@ def static_tiny_explorer(sentences=None, hs=None, d_ks=None, layers=(1, 2),
 
 def static_minilm_explorer(sentences=None, layers=(1, 2, 3, 4, 5, 6)) -> W.VBox:
     """The real model's 12 heads per layer for a page without a kernel."""
+    check_sentences(sentences)
+    check_layers(layers, 6)
 
     sentences = list(sentences or ex.EXAMPLES)
     return precomputed_explorer(

@@ -1,3 +1,5 @@
+import sys
+
 import pytest
 import torch
 
@@ -22,3 +24,12 @@ def one_thread():
 
 def max_err(a, b) -> float:
     return float((torch.as_tensor(a).detach() - torch.as_tensor(b).detach()).abs().max())
+
+
+def pytest_terminal_summary(terminalreporter):
+    """The public-API fuzz test's figures (functions found, inputs tried:
+    code/tests/test_fuzz_public_api.py), printed at the end of a run."""
+    figures = getattr(sys.modules.get("test_fuzz_public_api"), "FIGURES", None)
+    if figures:
+        terminalreporter.write_line("public-API fuzz: " + ", ".join(
+            f"{k.replace('_', ' ')} {v}" for k, v in figures.items()))

@@ -557,7 +557,7 @@ def _rows():
         add("kv_cache", f"layer_weights-{name}",
             lambda b=bad: kv_cache.layer_weights(b), T, "p")
     for name, bad in [("None", None), ("lm", LM)]:
-        add("kv_cache", f"from_tiny-{name}", lambda b=bad: kv_cache.from_tiny_model(b), T,
+        add("kv_cache", f"from_tiny-{name}", lambda b=bad: tm.from_tiny_model(b), T,
             "model")
 
     # ---- tiny_model: config, model, forward

@@ -11,10 +11,10 @@ from mhacourse.kv_cache import (
     attention_step,
     forward_cached,
     forward_full,
-    from_tiny_model,
     generate,
     random_causal_lm,
 )
+from mhacourse.tiny_model import from_tiny_model
 
 
 @pytest.mark.parametrize("h_kv", [8, 2, 1], ids=["MHA", "GQA", "MQA"])

@@ -18,6 +18,7 @@ from .._validate import (
     describe,
 )
 from ..tiny_model.model import TinyWeights, check_tiny_ids, check_tiny_model
+from .core import BASELINE_HEADS
 
 KIND_WORDS = {"q": "Q", "k": "K", "v": "V"}
 MAX_BASELINE_WORK = 2**20  # composition_max_baseline: random entries per factor, in all
@@ -54,16 +55,121 @@ def check_head(model, layer, head, fold_ln=True) -> TinyWeights:
     return w
 
 
+def check_heads_write(model, w: TinyWeights, layers, heads=None) -> None:
+    """Every head of the blocks ``layers`` (``heads``: those heads only)
+    writes something: its ``W_V`` columns and ``W_O`` rows are not all zero
+    (else its OV circuit is 0 and every score that divides by its norm is
+    0 / 0); a head of block 1 also reads (``W_Q``, ``W_K``)."""
+    h, d_k = model.cfg.h, model.cfg.d_k
+    for layer in layers:
+        a = w.blocks[layer].attn
+        for i in (range(h) if heads is None else heads):
+            cols = slice(i * d_k, (i + 1) * d_k)
+            parts = {"W_V columns": a.W_V[:, cols], "W_O rows": a.W_O[cols]}
+            if layer == 1:  # what block 1 reads block 0's writing with
+                parts |= {"W_Q columns": a.W_Q[:, cols], "W_K columns": a.W_K[:, cols]}
+            zero = [k for k, t in parts.items() if not bool((t != 0).any())]
+            if zero:
+                raise InputError(
+                    f"head L{layer + 1}H{i + 1} has all-zero {zero[0]}: it writes "
+                    "(or reads) nothing, so its copying and composition scores "
+                    "are 0 / 0. Read a trained model, or leave that head's "
+                    "weights as trained (switch a head off with head_mask).")
+
+
+def check_copying(model, layer, head) -> TinyWeights:
+    """A head whose full OV circuit can be read: it writes something."""
+    w = check_head(model, layer, head)
+    check_heads_write(model, w, [layer], [head])
+    return w
+
+
+def check_circuit_nonzero(M, layer: int, head: int) -> None:
+    """Refuse a full OV circuit that is all zero (an embedding or an
+    unembedding of zeros): its copying score would be 0 / 0."""
+    if not bool((M != 0).any()):
+        raise InputError(f"head L{layer + 1}H{head + 1}'s full OV circuit W_E W_OV "
+                         "W_U is all zero (are W_E or W_U zero?): its copying "
+                         "score is 0 / 0. Read a trained model.")
+
+
+def check_readouts_finite(names, values) -> None:
+    """Refuse read-outs that came out NaN or infinite (weights so large or so
+    small that a norm overflows or vanishes), naming the first."""
+    for name, v in zip(names, values):
+        if v.is_floating_point() and not bool(torch.isfinite(v).all()):
+            raise InputError(f"the read-out {name} of this model is not finite: its "
+                             "weights are too large or too small for float64 "
+                             "norms (or a head writes nothing). Read a trained "
+                             "model.")
+
+
 def check_two_layers(model) -> TinyWeights:
+    """A model of exactly two blocks, every head of which writes: the
+    read-outs compare block 0 with block 1, and a third block would be left
+    out silently."""
     w = check_model(model)
-    if model.cfg.n_layers < 2:
-        raise InputError(f"composition needs a second layer to read the first; "
-                         f"this model has n_layers = {model.cfg.n_layers}.")
+    n = model.cfg.n_layers
+    if n != 2:
+        why = ("needs a second layer to read the first" if n < 2 else
+               "compares block 0 with block 1, and would silently leave out "
+               f"blocks 2..{n - 1}")
+        raise InputError(f"composition {why}; this model has n_layers = {n}. "
+                         "Use a two-layer model (TinyConfig(n_layers=2)); "
+                         "qk_matrix, ov_matrix and prefix_matching_scores read "
+                         "any block.")
+    check_heads_write(model, w, range(2))
+    return w
+
+
+def check_noise(noise, d_model: int, d_k: int, samples: int):
+    """``noise``: ``None`` (the pool of
+    :func:`~mhacourse.tiny_model.step.noise_pool`) or a pool like it: a 1-D
+    float tensor of finite standard normals whose length is a power of 2
+    and covers one factor of ``samples`` random heads without reuse."""
+    if noise is None:
+        return None
+    need = samples * d_model * d_k
+    fix = "pass noise=None (the course's pool, tiny_model.step.noise_pool())"
+    check_tensor("noise", noise, ndim=1, legend="(P,)",
+                 numpy_hint="torch.from_numpy(noise).float()")
+    P = noise.shape[0]
+    if P & (P - 1) or P < need:
+        raise InputError(f"noise must hold a power of 2 of numbers, at least "
+                         f"samples x d_model x d_k = {need:,} (one random factor "
+                         f"without repeats); got {P:,}: {fix}.")
+    if not bool(torch.isfinite(noise).all()):
+        raise InputError(f"noise holds NaN or inf: the baseline would be NaN; {fix}.")
+    sd = float(noise.double().std())
+    if not 0.5 < sd < 2:
+        raise InputError(f"noise must be standard normal numbers (spread about 1); "
+                         f"its standard deviation is {sd:.3g}: {fix}.")
+    return noise
+
+
+def check_composition(model, kind, fold_ln) -> TinyWeights:
+    """:func:`~mhacourse.circuits.composition_scores`' input: a two-layer
+    model, a kind, a flag, and sizes that answer in about a second (told
+    before the weights are read)."""
+    check_tiny_model(model)
+    check_kind(kind)
+    check_bool("fold_ln", fold_ln)
+    check_product_work(
+        f"composition_scores at h = {model.cfg.h}, d_model = {model.cfg.d_model}",
+        model.cfg.h**2, model.cfg.d_model,
+        "read_circuits(model) gives the same comp_q, comp_k and comp_v from "
+        "d_k x d_k matrices, in a fraction of the time")
+    return check_two_layers(model)
+
+
+def check_read_circuits(model, noise) -> TinyWeights:
+    w = check_two_layers(model)
+    check_noise(noise, model.cfg.d_model, model.cfg.d_k, BASELINE_HEADS)
     return w
 
 
 def check_kind(kind) -> str:
-    if kind not in KIND_WORDS:
+    if not isinstance(kind, str) or kind not in KIND_WORDS:
         raise InputError(f"kind must be 'q', 'k' or 'v' (Q-, K- or "
                          f"V-composition); got {describe(kind)}.")
     return kind
@@ -111,11 +217,41 @@ def check_scores(S, offset) -> None:
                          f"{describe(offset)}.")
 
 
-def check_baseline(d_model, d_k, kind, samples) -> str:
+#: The most multiply-adds the explicit (d_model, d_model) products of
+#: :func:`~mhacourse.circuits.composition_scores` and
+#: :func:`~mhacourse.circuits.composition_baseline` may take: about a
+#: second on one core (one product of two (d, d) matrices is d³).
+MAX_PRODUCT_WORK = 2**32
+
+
+def check_product_work(what: str, pairs: int, d_model: int, fewer: str) -> None:
+    """Refuse ``pairs`` products of (d_model, d_model) matrices that would
+    take more than about a second, saying what answers faster."""
+    work = pairs * d_model**3
+    if work > MAX_PRODUCT_WORK:
+        raise InputError(
+            f"{what} multiplies {pairs:,} pairs of ({d_model}, {d_model}) matrices "
+            f"({work:.2g} multiply-adds, over the {MAX_PRODUCT_WORK:.2g} that "
+            f"answer in about a second on one core): {fewer}.")
+
+
+def check_baseline_time(d_model: int, d_k: int, samples: int) -> None:
+    check_product_work(
+        f"composition_baseline(d_model={d_model}, samples={samples})",
+        samples * samples, d_model,
+        "use fewer samples (samples=2 or 4), or read the baseline from "
+        "read_circuits(model)['comp_baseline'], which works from d_k x d_k "
+        "matrices")
+
+
+def check_baseline(d_model, d_k, kind, samples, noise=None) -> str:
     check_positive_int("d_model", d_model, 1024)
     check_positive_int("d_k", d_k, d_model)
     check_positive_int("samples", samples, 64)
-    return check_kind(kind)
+    kind = check_kind(kind)
+    check_baseline_time(d_model, d_k, samples)
+    check_noise(noise, d_model, d_k, samples)
+    return kind
 
 
 def check_max_baseline(d_model, d_k, kind, h, draws, seed) -> tuple[str, int]:

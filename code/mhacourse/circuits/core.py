@@ -76,7 +76,8 @@ def head_factors_core(w: TinyWeights, layer: int, h, fold_ln: bool = True):
 
 
 def gram(F: torch.Tensor) -> torch.Tensor:
-    """``Fᵀ F`` per head: (h, d_model, d_k) -> (h, d_k, d_k)."""
+    """``Fᵀ F`` per head: (h, d_model, d_k) -> (h, d_k, d_k). A part of the
+    traced cores: no checks."""
     return F.transpose(-1, -2) @ F
 
 

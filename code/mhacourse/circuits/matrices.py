@@ -119,8 +119,9 @@ def copying_score(model, layer: int, head: int) -> float:
     eigenvalues come in conjugate pairs). 1: every eigenvalue positive, the
     head raises the logit of the word it attends to (copying); -1: it lowers
     it. Uses an eigen-decomposition; :func:`copying_proxy` does not."""
-    _c.check_head(model, layer, head)
+    _c.check_copying(model, layer, head)
     M = full_ov_circuit(model, layer, head)
+    _c.check_circuit_nonzero(M, layer, head)
     lam = torch.linalg.eigvals(M)  # (V,) complex
     return float(lam.real.sum() / lam.abs().sum())
 
@@ -130,7 +131,8 @@ def copying_proxy(model, layer: int, head: int) -> float:
     the sign of :func:`copying_score` and at most its size, as
     ``sum |lambda| <= sqrt(rank) ||M||_F``; no eigenvalues, so the page can
     compute it (:func:`~mhacourse.circuits.core.copying_proxy_core`)."""
-    _c.check_head(model, layer, head)
+    _c.check_copying(model, layer, head)
     M = full_ov_circuit(model, layer, head)
+    _c.check_circuit_nonzero(M, layer, head)
     d_k = model.cfg.d_k
     return float(torch.trace(M) / (d_k**0.5 * torch.linalg.matrix_norm(M)))

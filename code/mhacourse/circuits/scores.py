@@ -14,12 +14,12 @@ from .core import (
     REPEAT_N,
     REPEAT_SEED,
     circuits_core,
+    head_factors_core,
     prefix_core,
     qkv_composition_core,
     random_factors_core,
     repeated_tokens_core,
 )
-from .matrices import ov_matrix, qk_matrix
 
 READOUTS = ("comp_q", "comp_k", "comp_v", "comp_baseline", "prev_band", "copying",
             "prefix", "probe_stats", "probe_role",
@@ -36,6 +36,8 @@ def composition_score(W_A: torch.Tensor, W_B: torch.Tensor) -> float:
     for Q, ``W_QKᵀ`` for K, ``W_OV`` for V). Shapes: (m, n), (n, p)."""
     _c.check_pair(W_A, W_B)
     A, B = W_A.to(torch.float64), W_B.to(torch.float64)
+    A, B = A / A.abs().max(), B / B.abs().max()  # the score has no scale:
+    #     this keeps entries of 1e200 or 1e-200 from overflowing or vanishing
     fro = torch.linalg.matrix_norm
     return float(fro(A @ B) / (fro(A) * fro(B)))
 
@@ -61,12 +63,13 @@ def composition_scores(model, kind: str, fold_ln: bool = True) -> torch.Tensor:
     (:mod:`.matrices`). Compare with :func:`composition_baseline`.
     Shapes: -> (h, h) float64, [i, j].
     """
-    _c.check_two_layers(model)
-    _c.check_kind(kind)
+    w = _c.check_composition(model, kind, fold_ln)
     h = model.cfg.h
-    ov1 = [ov_matrix(model, 0, i, fold_ln) for i in range(h)]
-    qk2 = [qk_matrix(model, 1, j, fold_ln) for j in range(h)]
-    ov2 = [ov_matrix(model, 1, j, fold_ln) for j in range(h)]
+    _, _, V1, O1 = head_factors_core(w, 0, h, fold_ln)  # as ov_matrix reads them
+    Q2, K2, V2, O2 = head_factors_core(w, 1, h, fold_ln)  # and qk_matrix
+    ov1 = [V1[i] @ O1[i] for i in range(h)]  # (d_model, d_model) each: W_OV^i
+    qk2 = [Q2[j] @ K2[j].T for j in range(h)]  # W_QK^j
+    ov2 = [V2[j] @ O2[j] for j in range(h)]  # W_OV^j
     return torch.tensor([[composition_score(*_pair(kind, ov1[i], qk2[j], ov2[j]))
                           for j in range(h)] for i in range(h)], dtype=torch.float64)
 
@@ -80,7 +83,7 @@ def composition_baseline(d_model: int, d_k: int, kind: str,
     :func:`~mhacourse.tiny_model.step.noise_pool`). About
     ``1 / sqrt(d_model)``: random low-rank maps barely overlap. A trained
     pair well above it composes."""
-    kind = _c.check_baseline(d_model, d_k, kind, samples)
+    kind = _c.check_baseline(d_model, d_k, kind, samples, noise)
     noise = st.noise_pool() if noise is None else noise
     like = torch.zeros(1, d_model, d_k, dtype=torch.float64)
     (_, _, V1, O1), (Q2, K2, V2, O2) = random_factors_core(noise, like, samples)
@@ -146,12 +149,13 @@ def read_circuits(model, noise=None) -> dict:
     """Every read-out of :func:`~mhacourse.circuits.core.circuits_core` for
     a two-layer tiny model, in float64: ``{name: tensor}`` with the names of
     :data:`READOUTS` (``comp_baseline`` in the order of ``KINDS``)."""
-    _c.check_two_layers(model)
+    _c.check_read_circuits(model, noise)
     noise = st.noise_pool() if noise is None else noise
     params = tuple(dict(model.named_parameters())[k].detach().double()
                    for k in st.param_names())
     with torch.no_grad():
         out = circuits_core(params, torch.zeros(model.cfg.h), noise)
+    _c.check_readouts_finite(READOUTS, out)
     return dict(zip(READOUTS, out))
 
 

@@ -9,6 +9,7 @@ import numpy as np
 
 from .._arrays import to_numpy
 from .._validate import InputError
+from ._checks import check_accuracy_vs_heads, check_ratio_bars
 from .colours import HEAD_COLORS, PART_COLOURS
 
 # Okabe-Ito colours, and a hatch per series so that colour is never the only cue.
@@ -31,6 +32,8 @@ def ratio_bars(ax, groups: Sequence[str], series: dict, reference: float = 1.0,
     top of the y axis (room for the values and the legend); ``legend_kw`` is
     passed to ``ax.legend``.
     """
+    check_ratio_bars(ax, groups, series, reference, reference_label, annotate, fmt,
+                     title, ylabel, legend, fontsize, headroom, legend_kw)
     labels = list(series)
     n_groups, n_series = len(groups), len(labels)
     if n_series == 0:
@@ -92,6 +95,7 @@ def accuracy_vs_heads(ax, h, curves: dict, d_model: int | None = None,
     each tick ``h`` over ``d_k = d_model // h``. ``baselines``:
     ``{label: (value, colour)}`` drawn as dotted horizontal lines.
     """
+    check_accuracy_vs_heads(ax, h, curves, d_model, baselines, title)
     h = [int(x) for x in h]
     for i, (name, (mean, low, high)) in enumerate(curves.items()):
         colour, marker, ls = PART_STYLE.get(

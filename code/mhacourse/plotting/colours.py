@@ -7,6 +7,8 @@ colour-vision deficiencies and in greyscale).
 """
 from __future__ import annotations
 
+from ._checks import check_hex_colour
+
 CMAP = "viridis"
 
 # Okabe–Ito colours, one per head (up to 8), for pictures coloured by head.
@@ -24,6 +26,8 @@ PHASE_COLOUR = "#cc79a7"
 
 def text_colour(hex_colour: str) -> str:
     """Black or white, whichever has the higher WCAG contrast on ``hex_colour``."""
+    check_hex_colour(hex_colour)
+
     def lin(v):
         return v / 12.92 if v <= 0.03928 else ((v + 0.055) / 1.055) ** 2.4
 

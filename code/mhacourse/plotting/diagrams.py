@@ -23,7 +23,7 @@ def block_diagram(ax, pre_ln: bool, title: str | None = None,
     Pre-LN: ``x -> Norm -> MHA -> (+x) -> Norm -> FFN -> (+)``; the residual
     path (right) skips the norms. Residual additions are drawn as ⊕.
     """
-    check_block_diagram(pre_ln)
+    check_block_diagram(pre_ln, ax, title, norm_name)
     if pre_ln:
         steps = [("in", "x"), ("norm", norm_name), ("attn", "Multi-head\nattention"),
                  ("add", ""), ("norm", norm_name), ("ffn", "Feed-forward"),
@@ -91,7 +91,7 @@ def kv_sharing_diagram(ax, h: int, h_kv: int, title: str | None = None):
     """Draw ``h`` query heads (top row) and the ``h_kv`` key/value heads
     (bottom row) they read; query head i reads key/value head i // (h / h_kv).
     Groups are told apart by colour (Okabe-Ito) and by the lines."""
-    check_kv_sharing(h, h_kv)
+    check_kv_sharing(h, h_kv, ax, title)
     g = h // h_kv
     colours = ["#0072b2", "#d55e00", "#009e73", "#cc79a7", "#e69f00",
                "#56b4e9", "#f0e442", "#000000"]

@@ -25,7 +25,8 @@ import matplotlib.axis
 import matplotlib.figure
 import matplotlib.text
 
-from .._validate import InputError
+from .._validate import InputTypeError, check_bool, describe
+from ._checks import check_figure, check_png
 
 TEXT_PX_KEY = "mhacourse:min-text-px"   # PNG tEXt key; value: pixels, or "none"
 NO_TEXT = "none"                         # the value for a figure with no text
@@ -52,6 +53,7 @@ def min_text_px(fig: matplotlib.figure.Figure, dpi: float | None = None) -> floa
     """Smallest text height of ``fig`` in pixels when saved at ``dpi``
     (``fig.dpi`` by default): ``min(fontsize_pt) * dpi / 72``; None if the
     figure has no text."""
+    check_figure(fig, dpi)
     dpi = fig.dpi if dpi is None else dpi
     fig.draw_without_rendering()          # tick labels get their text at draw time
     sizes = [t.get_fontsize() for t in _drawn_texts(fig, [])]
@@ -63,6 +65,8 @@ def png_with_text_size(fig: matplotlib.figure.Figure, dpi: float | None = None,
     """``fig`` as PNG bytes (``bbox_inches="tight"``), with its
     :func:`min_text_px` at that dpi stored under :data:`TEXT_PX_KEY`;
     ``close=True`` then closes the figure (for widgets' pictures)."""
+    check_figure(fig, dpi)
+    check_bool("close", close)
     dpi = fig.dpi if dpi is None else dpi
     px = min_text_px(fig, dpi)
     buf = io.BytesIO()
@@ -93,6 +97,7 @@ def install_png_formatter(ip) -> bool:
     per notebook, after which ``plt.show()`` and a figure left as a cell's
     value both carry the entry. Returns False when ``ip`` is None (no
     IPython: nothing to install)."""
+    check_shell(ip)
     if ip is None:
         return False
     # The inline backend registers its own PNG formatter when it is first
@@ -105,14 +110,17 @@ def install_png_formatter(ip) -> bool:
     return True
 
 
-def _check_png(png) -> None:
-    if png[:8] != b"\x89PNG\r\n\x1a\n":
-        raise InputError("png is not a PNG file (its first 8 bytes are not the PNG signature)")
+def check_shell(ip) -> None:
+    """``ip``: None or an IPython shell (``get_ipython()``)."""
+    if ip is not None and not hasattr(getattr(ip, "display_formatter", None),
+                                      "formatters"):
+        raise InputTypeError(f"ip must be the IPython shell (get_ipython()) or None; "
+                             f"got {describe(ip)}.")
 
 
 def png_text_entries(png: bytes) -> dict[str, str]:
     """The tEXt, zTXt and iTXt entries of a PNG file, as {key: value}."""
-    _check_png(png)
+    check_png(png)
     entries, pos = {}, 8
     while pos + 8 <= len(png):
         length, kind = struct.unpack(">I4s", png[pos:pos + 8])
@@ -140,6 +148,6 @@ def png_min_text_px(png: bytes) -> float | None:
     """The smallest text size recorded in a PNG by :func:`png_with_text_size`:
     pixels, or None for a figure with no text. Raises KeyError for a PNG made
     without the entry."""
-    _check_png(png)
+    check_png(png)
     value = png_text_entries(png)[TEXT_PX_KEY]
     return None if value == NO_TEXT else float(value)

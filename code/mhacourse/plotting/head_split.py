@@ -14,8 +14,8 @@ import matplotlib.pyplot as plt
 from matplotlib.colors import to_rgba
 from matplotlib.patches import Rectangle
 
-from .._arrays import to_numpy
 from .._validate import InputError
+from ._checks import check_head_blocks, check_matrix, check_options
 from .colours import HEAD_COLORS, text_colour
 
 
@@ -26,7 +26,7 @@ def _head_label(i: int, d_k: int) -> str:
 def _check_split_sizes(x, blocks):
     """``x`` (L, d_model) and its head blocks (h, L, d_k) as arrays, with their
     sizes, refusing blocks that do not hold x's entries or too many heads."""
-    x, blocks = to_numpy(x), to_numpy(blocks)
+    x, blocks = check_matrix("x", x, 2), check_matrix("blocks", blocks, 3)
     L, d_model = x.shape
     h, L_b, d_k = blocks.shape
     if h * L_b * d_k != L * d_model:
@@ -50,6 +50,7 @@ def head_split_figure(x, blocks, title: str | None = None,
     wrong split shows up as colours (and token rows) mixed inside a head.
     Returns the figure.
     """
+    check_options(texts={"title": title, "arrow_label": arrow_label})
     x, blocks, L, d_model, h, L_b, d_k = _check_split_sizes(x, blocks)
     where = {}
     for t in range(L):
@@ -119,6 +120,7 @@ def head_split_html(x, blocks, title: str = "", arrow_label: str = "") -> str:
 
     ``x`` (L, d_model) with distinct entries; ``blocks`` (h, L, d_k).
     """
+    check_options(texts={"title": title, "arrow_label": arrow_label})
     x, blocks, L, d_model, h, L_b, d_k = _check_split_sizes(x, blocks)
     column = {float(x[t, c]): c for t in range(L) for c in range(d_model)}
     if len(column) != x.size:
@@ -178,7 +180,8 @@ def head_blocks(ax, values, h: int, axis: int = 1, fmt: str = "{:.1f}",
     blocked axis. ``first_head`` offsets the colour and label of block 0;
     ``fontsize`` sets the cells' text (labels get the same size).
     """
-    v = to_numpy(values)
+    check_head_blocks(ax, h, axis, fmt, title, first_head, fontsize)
+    v = check_matrix("values", values, 2)
     if v.ndim != 2 or v.shape[axis] % h:
         raise InputError(f"values must be 2-D with h = {h} dividing axis {axis}; "
                          f"got shape {v.shape}.")

@@ -9,7 +9,8 @@ from matplotlib.colors import ListedColormap
 from matplotlib.patches import Patch
 
 from .._arrays import to_numpy
-from .._validate import InputError
+from .._validate import InputError, InputTypeError, describe
+from ._checks import check_grid, check_matrix, check_options, check_plot
 from .colours import CMAP, text_colour
 
 #: Colour (Okabe–Ito, plus a light grey) and one-letter mark of each head class
@@ -49,7 +50,12 @@ def head_class_grid(ax, labels, title: str | None = None, legend: bool = True):
     """Draw ``labels[l][i]`` (a class of :data:`HEAD_CLASS_STYLE`) as a
     layers x heads grid: one coloured, lettered cell per head. The legend
     gives each class's letter and count."""
+    check_plot(ax, texts={"title": title}, flags={"legend": legend})
     classes = list(HEAD_CLASS_STYLE)
+    if isinstance(labels, (str, bytes)) or not isinstance(labels, (list, tuple)) \
+            or not labels or not all(isinstance(r, (list, tuple)) and r for r in labels):
+        raise InputTypeError(f"labels must be a list of layers, each a list of head "
+                             f"classes (strings); got {describe(labels)}.")
     unknown = {c for row in labels for c in row} - set(classes)
     if unknown:
         raise InputError(f"labels: unknown head classes {sorted(unknown)}; "
@@ -78,9 +84,10 @@ def head_value_grid(ax, values, title: str | None = None, vmin: float = 0.0,
                     label: str = ""):
     """Draw one number per head, ``values`` (n_layers, h), as a viridis
     layers x heads heatmap with the number printed in every cell."""
-    v = to_numpy(values)  # (n_layers, h), float64
-    if v.ndim != 2:
-        raise InputError(f"values must be (n_layers, h); got shape {v.shape}.")
+    check_plot(ax, texts={"title": title, "label": label},
+               numbers={"vmin": vmin, "vmax": vmax}, flags={"colorbar": colorbar},
+               formats={"fmt": fmt} if fmt else None)
+    v = check_matrix("values", values, 2)  # (n_layers, h), float64
     im = ax.imshow(v, cmap=CMAP, vmin=vmin, vmax=vmax)
     if fmt:
         for l in range(v.shape[0]):
@@ -99,6 +106,8 @@ def head_grid_text(grid, fmt: str = "{}") -> str:
     """Text alternative of a layers x heads grid (classes or numbers): one
     line per layer, ``"layer 0: P M K ..."``, classes written as their
     :data:`HEAD_CLASS_STYLE` letters."""
+    check_grid(grid)
+    check_options(formats={"fmt": fmt})
     lines = []
     # a tensor keeps its dtype, so that fmt "{}" writes integers as integers
     rows = to_numpy(grid, dtype=None) if hasattr(grid, "detach") else grid

@@ -9,6 +9,8 @@ the attention explorer shows.
   :func:`train`
 - :mod:`~mhacourse.tiny_model.analysis` — what the heads do:
   :func:`head_scores`, :func:`head_roles`, :func:`attention_on`
+- :mod:`~mhacourse.tiny_model.decoding` — :func:`from_tiny_model`, the model
+  as a :class:`~mhacourse.kv_cache.CausalLM` to decode with a cache
 
 Chapters and scripts use them through this package
 (``from mhacourse import tiny_model as tm``; ``tm.train(...)``).
@@ -21,6 +23,7 @@ from .analysis import (
     task_attention_statistics,
     uniform_statistics,
 )
+from .decoding import from_tiny_model
 from .files import fingerprint, load, model_name, save
 from .model import TinyConfig, TinyTransformer
 from .training import HELDOUT_N, HELDOUT_SEED, evaluate, heldout, loss_fn, train
@@ -30,5 +33,5 @@ __all__ = [
     "model_name", "fingerprint", "save", "load",
     "HELDOUT_SEED", "HELDOUT_N", "heldout", "evaluate", "loss_fn", "train",
     "task_attention_statistics", "uniform_statistics", "head_scores", "head_roles",
-    "attention_on",
+    "attention_on", "from_tiny_model",
 ]

@@ -161,10 +161,15 @@ def check_init_meta(path, meta) -> int:
 
 # --- training and evaluation -----------------------------------------------
 
+#: The longest run train() starts: at 0.05-0.3 s a step, over an hour.
+MAX_TRAIN_STEPS = 20_000
+
+
 def check_train(cfg, steps, seed, task, log_every, eval_data) -> None:
     if not isinstance(cfg, TinyConfig):
         raise InputTypeError(f"cfg must be a TinyConfig; got {describe(cfg)}.")
-    check_positive_int("steps", steps, 10**6)
+    check_positive_int("steps", steps, MAX_TRAIN_STEPS,
+                       "hours on a CPU; train in parts, saving the model between")
     check_seed("seed", seed)
     if not isinstance(task, tasks.TaskConfig):
         raise InputTypeError(f"task must be a tasks.TaskConfig; got {describe(task)}.")

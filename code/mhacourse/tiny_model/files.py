@@ -11,7 +11,7 @@ from pathlib import Path
 import torch
 from torch import nn
 
-from .._validate import InputError, check_writable, write_error
+from .._validate import InputError, check_path, check_writable, write_error
 from ._checks import (
     check_init_meta,
     check_model_name,
@@ -32,14 +32,20 @@ def model_name(h: int, d_k: int, trained: bool = True) -> str:
 
 
 def fingerprint(model: nn.Module) -> str:
-    """SHA-256 of every parameter's float32 bytes, in ``state_dict`` order."""
-    if not isinstance(model, nn.Module):
-        check_tiny_model(model)
+    """SHA-256 of every parameter's float32 bytes, in ``state_dict`` order.
+    ``model``: any ``torch.nn.Module``; a tiny model must agree with its
+    config."""
+    check_fingerprint(model)
     h = hashlib.sha256()
     for k, v in model.state_dict().items():
         h.update(k.encode())
         h.update(v.detach().float().contiguous().numpy().tobytes())
     return h.hexdigest()
+
+
+def check_fingerprint(model) -> None:
+    if isinstance(model, TinyTransformer) or not isinstance(model, nn.Module):
+        check_tiny_model(model)
 
 
 def save(model: TinyTransformer, path, dtype: torch.dtype = torch.float16,
@@ -82,6 +88,7 @@ def load(path) -> TinyTransformer:
     (the stored values, exactly). ``model.extra`` holds the saved ``extra``.
     A missing, empty, truncated, corrupt or mismatched file raises one
     :class:`~mhacourse.InputError` naming the file and what is wrong."""
+    check_path("path", path)
     meta, tensors = read_model_file(path)  # one InputError naming the file
     cfg, extra = model_config_from(path, meta)
     if "init_seed" in meta:  # an untrained model, stored as its seed

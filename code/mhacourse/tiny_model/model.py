@@ -50,7 +50,7 @@ ACTIVATION = "gelu"  # the FFN's, as GPT-2
 def default_peak_lr(d_model):
     """AdamW's peak rate for width ``d_model`` (a number or a tensor):
     ``1e-2 * sqrt(32 / d_model)``, tuned on the task (at d_model 256, 1e-2
-    never learns the lookup)."""
+    never learns the lookup). A part of the traced step: no checks."""
     return 1e-2 * (32 / d_model) ** 0.5
 
 
@@ -58,10 +58,34 @@ def default_peak_lr(d_model):
 # rest of tiny_model's rules: tiny_model/_checks.py) --------------------
 
 def check_tiny_model(model, name: str = "model") -> None:
+    """``model`` is a :class:`TinyTransformer` whose ``cfg`` describes its
+    weights: as many blocks as ``n_layers``, ``h`` heads in each, every
+    parameter of the shape ``cfg`` gives it. A relabelled config (an h 4,
+    d_k 8 model told it is h 8, d_k 4) would read heads that do not exist."""
     if not isinstance(model, TinyTransformer):
         raise InputTypeError(f"{name} must be a tiny_model.TinyTransformer (made "
                              f"with TinyTransformer(cfg) or tiny_model.load); got "
                              f"{describe(model)}.")
+    cfg = model.cfg
+    fix = ("build the model from its config (TinyTransformer(cfg)) or load it "
+           "(tiny_model.load), and do not change model.cfg afterwards")
+    if not isinstance(cfg, TinyConfig):
+        raise InputTypeError(f"{name}.cfg must be a TinyConfig; got "
+                             f"{describe(cfg)}: {fix}.")
+    blocks = getattr(model, "blocks", ())
+    if len(blocks) != cfg.n_layers:
+        raise InputError(f"{name}.cfg says n_layers = {cfg.n_layers}, but the model "
+                         f"has {len(blocks)} block(s): {fix}.")
+    heads = [b.attn.h for b in blocks]
+    if any(n != cfg.h for n in heads):
+        raise InputError(f"{name}.cfg says h = {cfg.h} heads (d_k = {cfg.d_k}), but "
+                         f"its blocks split d_model into {heads[0]} heads: {fix}.")
+    want = param_shapes(cfg.d_model, cfg)
+    for k, p in model.named_parameters():
+        if tuple(p.shape) != want.get(k):
+            raise InputError(f"{name}.cfg (h = {cfg.h}, d_k = {cfg.d_k}) gives {k} "
+                             f"the shape {want.get(k)}, but the weight has "
+                             f"{tuple(p.shape)}: {fix}.")
 
 
 def check_tiny_config(cfg) -> None:
@@ -187,6 +211,7 @@ class TinyTransformer(nn.Module):
         0 = remove: scales each head's output before ``W_O`` (chapter 4's
         ablation).
         """
+        check_tiny_model(self)
         check_tiny_ids(self.cfg, ids, return_attention)
         head_mask = check_tiny_head_mask(self.cfg, head_mask)
         logits, attention = forward_core(ids, self.weights(), self.cfg.h,

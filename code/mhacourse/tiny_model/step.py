@@ -228,6 +228,10 @@ def check_train_step(params, m, v, s, steps, x, heads, warmup, layer_on, clip=CL
             or x.is_floating_point() or x.is_complex() or x.ndim != 2 or 0 in x.shape:
         raise InputError(f"x must be a (B, L) tensor of integer word ids "
                          f"(tasks.sample); got {describe(x)}.")
+    if x.dtype != torch.long:
+        raise InputError(f"x must hold word ids as int64 (torch.long), as "
+                         f"tasks.sample gives them; got {describe(x)}: pass "
+                         "x.long().")
     if not 2 <= x.shape[1] <= cfg.max_len:
         raise InputError(f"x must have 2..{cfg.max_len} positions (L; position 0 "
                          f"is never scored, and there are {cfg.max_len} learned "

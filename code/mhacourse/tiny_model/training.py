@@ -97,6 +97,7 @@ def lr_factor(s: torch.Tensor, steps: torch.Tensor, warmup) -> torch.Tensor:
     Shapes: ``s``, ``steps`` () float tensors, ``warmup`` a whole number or a
     () float tensor -> (). No Python branch, so the exported training step
     computes it too, with ``warmup`` an input (:mod:`.step`).
+    A part of the traced step: no checks (``train`` checks its input).
     """
     warm = torch.clamp(torch.floor(steps / 4) + 1, max=warmup)  # ()
     rising = (s + 1) / warm
