@@ -119,13 +119,21 @@ def test_html_depends_on_the_chapter_notebooks_and_the_package_hash():
 
 
 @pytest.mark.parametrize("module", ["site_browser", "build_handouts", "build_slides",
-                                    "execute_chapters", "colab_cell"])
+                                    "execute_chapters", "colab_cell", "export_explorer",
+                                    "vendor_js"])
 def test_the_book_build_imports_no_test_dependency(module):
     """`make book` runs with the book's packages only (a fresh machine's
     first command): what it imports must not need pytest (site_browser once
-    did, so a fresh `make book` failed in the handouts)."""
+    did, so a fresh `make book` failed in the handouts), nor the test folder
+    (site_browser lived there): each script runs with scripts/ alone on its
+    path, as `python scripts/X.py` has it."""
     code = ("import sys; sys.modules['pytest'] = None; "
-            f"sys.path[:0] = [{str(ROOT / 'tests')!r}, {str(ROOT / 'scripts')!r}]; "
+            "sys.path[:] = [p for p in sys.path if p and not p.rstrip('/').endswith('tests')]; "
+            f"sys.path.insert(0, {str(ROOT / 'scripts')!r}); "
             f"import {module}")
-    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env)
     assert r.returncode == 0, r.stderr[-800:]
+    source = (ROOT / "scripts" / f"{module}.py").read_text()
+    assert '"tests"' not in source and "'tests'" not in source, \
+        f"scripts/{module}.py puts the test folder on its path"
