@@ -88,14 +88,30 @@ sync: $(VENV)/.book-deps
 	$(BIN)/jupytext --sync $(NOTEBOOKS)
 	$(BIN)/python scripts/colab_cell.py $(IPYNBS) $(NOTEBOOKS)
 
-$(VENV)/.book-deps: requirements.txt code/pyproject.toml
+# The requirements are installed by uv (from PyPI; pip puts it into .venv
+# first): it downloads and unpacks in parallel, and compiles no bytecode at
+# install time, so Python writes it for the modules the build imports, once,
+# as they are first imported (pip compiled every file of every package: about
+# 30 CPU seconds, most of them torch's). uv reads no pip configuration: it is
+# given the folders where pip finds wheels on this machine (pip's find-links;
+# the CPU build of torch that requirements.txt pins may lie there).
+UV_VERSION := 0.13.9
+PIP_LINKS = $(sort $(PIP_FIND_LINKS) $(shell $(PYTHON) -m pip config get global.find-links 2>/dev/null))
+UV_INSTALL = $(BIN)/uv pip install -q --python $(BIN)/python $(addprefix --find-links ,$(wildcard $(PIP_LINKS)))
+# A user's PYTHONDONTWRITEBYTECODE would make every process of the build
+# compile torch and the rest again (uv left no bytecode): not for the build.
+unexport PYTHONDONTWRITEBYTECODE
+
+$(BIN)/uv:
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
-	$(BIN)/python -m pip install -q --upgrade pip
-	$(BIN)/python -m pip install -q -r requirements.txt
+	$(BIN)/python -m pip install -q uv==$(UV_VERSION)
+
+$(VENV)/.book-deps: requirements.txt code/pyproject.toml | $(BIN)/uv
+	$(UV_INSTALL) -r requirements.txt
 	touch $@
 
-$(VENV)/.test-deps: requirements-test.txt $(VENV)/.book-deps
-	$(BIN)/python -m pip install -q -r requirements-test.txt
+$(VENV)/.test-deps: requirements-test.txt $(VENV)/.book-deps | $(BIN)/uv
+	$(UV_INSTALL) -r requirements-test.txt
 	touch $@
 
 # node_modules/ is installed like .venv/ (once, and again when the lock file
@@ -127,8 +143,8 @@ _build/.site-assets: $(wildcard assets/site/*) $(wildcard assets/site/*/*) _conf
 classroom-check: $(VENV)/.classroom-deps _vendor/.stamp
 	$(BIN)/python scripts/classroom_check.py --learners 8
 
-$(VENV)/.classroom-deps: requirements-classroom.txt $(VENV)/.book-deps
-	$(BIN)/python -m pip install -q -r requirements-classroom.txt
+$(VENV)/.classroom-deps: requirements-classroom.txt $(VENV)/.book-deps | $(BIN)/uv
+	$(UV_INSTALL) -r requirements-classroom.txt
 	touch $@
 
 clean:  # everything built: the HTML, the execution cache, the vendored JS, the explorer export

@@ -75,6 +75,24 @@ def test_a_change_in_a_subpackage_counts_too(tree: Path):
     assert not (tree / CACHES[0]).exists(), f"editing {sub[0].name} kept the cache"
 
 
+def test_the_installer_looks_where_pip_finds_wheels(tree: Path, tmp_path: Path):
+    """uv reads no pip configuration: the Makefile hands it pip's find-links
+    (the CPU build of torch may lie there; without it uv would fetch a CUDA
+    build of several GB), and only folders that exist."""
+    for name in ("requirements.txt", "requirements-test.txt"):
+        shutil.copy(ROOT / name, tree)
+    wheels = tmp_path / "wheels"
+    wheels.mkdir()
+    env = {**os.environ, "PIP_FIND_LINKS": f"{wheels} {tmp_path / 'absent'}"}
+    for target in (".venv/.book-deps", ".venv/.test-deps"):
+        plan = subprocess.run(["make", "-n", "-B", "-o", ".venv/bin/uv", target], cwd=tree,
+                              capture_output=True, text=True, timeout=60, env=env)
+        assert plan.returncode == 0, plan.stderr
+        install = [line for line in plan.stdout.splitlines() if "uv pip install" in line]
+        assert install and all(f"--find-links {wheels}" in line for line in install), plan.stdout
+        assert "absent" not in plan.stdout, plan.stdout
+
+
 def _age(tree: Path, *names: str, seconds: float) -> None:
     t = time.time() + seconds
     for name in names:
