@@ -126,7 +126,9 @@ _vendor/.stamp: node_modules/.mha-stamp scripts/vendor_js.py
 
 # The in-browser explorer's models, tokenizers and precomputed views, exported
 # from the package (scripts/export_explorer.py: a pool of 2 processes, one job
-# per graph); `make book` copies _generated/explorer-data into _static/.
+# per graph); `make book` copies _generated/explorer-data into _static/. The
+# export is cached by the content of what it reads (~/.cache/mhacourse, which
+# `make clean` keeps): an unchanged package and models are copied, not traced.
 _generated/.stamp: $(VENV)/.book-deps $(wildcard code/mhacourse/*.py code/mhacourse/*/*.py) $(wildcard assets/models/*) scripts/export_explorer.py
 	rm -rf _generated
 	$(BIN)/python scripts/export_explorer.py
@@ -148,4 +150,5 @@ $(VENV)/.classroom-deps: requirements-classroom.txt $(VENV)/.book-deps | $(BIN)/
 	touch $@
 
 clean:  # everything built: the HTML, the execution cache, the vendored JS, the explorer export
+# (the export's own cache, ~/.cache/mhacourse, stays: `export_explorer.py --no-cache` skips it)
 	rm -rf _build _vendor _generated

@@ -155,3 +155,34 @@ def test_the_book_build_imports_no_test_dependency(module):
     source = (ROOT / "scripts" / f"{module}.py").read_text()
     assert '"tests"' not in source and "'tests'" not in source, \
         f"scripts/{module}.py puts the test folder on its path"
+
+
+def test_the_export_cache_keys_on_what_the_export_reads(tmp_path: Path, monkeypatch):
+    """scripts/export_explorer.py reuses an export only for the same package,
+    models and libraries: a changed model file is a new key; an entry comes
+    back whole; only the latest entries are kept."""
+    import export_explorer as ee
+
+    assets = tmp_path / "assets"
+    shutil.copytree(ROOT / "assets" / "models", assets / "models")
+    monkeypatch.setenv("MHACOURSE_ASSETS", str(assets))
+    monkeypatch.setenv("MHACOURSE_CACHE", str(tmp_path / "cache"))
+    key = ee.cache_key()
+    assert key == ee.cache_key()
+    model = sorted((assets / "models").glob("*.safetensors"))[0]
+    model.write_bytes(model.read_bytes() + b"\0")
+    assert ee.cache_key() != key, "an edited model kept the export's key"
+
+    export = tmp_path / "export"
+    (export / "models").mkdir(parents=True)
+    (export / "models" / "a.onnx").write_bytes(b"graph")
+    (export / "manifest.json").write_text('{"tiny": []}')
+    assert ee.from_cache(key, tmp_path / "out0") is None
+    ee.to_cache(key, export)
+    assert ee.from_cache(key, tmp_path / "out1") == {"tiny": []}
+    assert (tmp_path / "out1" / "models" / "a.onnx").read_bytes() == b"graph"
+    for other in ("k2", "k3"):
+        time.sleep(0.01)
+        ee.to_cache(other, export)
+    kept = sorted(p.name for p in ee.cache_dir().iterdir())
+    assert kept == ["k2", "k3"], kept
