@@ -10,11 +10,13 @@ JB_FLAGS := -W -n --keep-going
 NOTEBOOKS := $(wildcard chapters/[0-9][0-9]_*.md chapters/explorer.md)
 IPYNBS := $(NOTEBOOKS:.md=.ipynb)
 
-.PHONY: book html slides handouts test test-quick lint sync clean classroom-check FORCE
+.PHONY: book html execute slides handouts test test-quick lint sync clean classroom-check FORCE
 
 # A clean `make book` keeps both cores busy (benchmarks/bench_build.py):
 # - the explorer's export (a pool of 2 processes) starts at once, beside
 #   npm, the notebooks and the chapters' execution;
+# - the chapters' execution waits for their notebooks only, not for npm (whose
+#   download took 17 s to 2 min: the JavaScript is needed by Sphinx alone);
 # - the chapters are executed 2 at a time into the execution cache
 #   (scripts/execute_chapters.py), each kernel on one thread (OMP_NUM_THREADS=1:
 #   four processes on two cores, and a kernel spinning two threads would
@@ -31,9 +33,13 @@ book: $(VENV)/.book-deps
 
 # The site's pages, every chapter executed (`make book` also adds the explorer's
 # export, the slide decks and the handouts).
-html: $(VENV)/.book-deps _vendor/.stamp _build/.site-assets _build/.ipynbs _build/.package-hash
-	OMP_NUM_THREADS=1 MHACOURSE_BUILD=1 $(BIN)/python scripts/execute_chapters.py --jobs 2
+html: $(VENV)/.book-deps _vendor/.stamp _build/.site-assets execute
 	MHACOURSE_BUILD=1 $(BIN)/jupyter-book build . $(JB_FLAGS)
+
+# Every chapter not in the execution cache, executed into it (a chapter whose
+# code is unchanged is skipped).
+execute: $(VENV)/.book-deps _build/.ipynbs _build/.package-hash
+	OMP_NUM_THREADS=1 MHACOURSE_BUILD=1 $(BIN)/python scripts/execute_chapters.py --jobs 2
 
 slides: html
 	$(BIN)/python scripts/build_slides.py
