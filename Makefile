@@ -47,8 +47,15 @@ slides: html
 handouts: html
 	$(BIN)/python scripts/build_handouts.py
 
+# The test files run TEST_JOBS at a time (pytest-xdist; one worker a core of
+# the 2-core CI machine), each file whole in one worker (--dist loadfile: a
+# browser file opens its page once, in a module fixture, and its tests run in
+# order); pytest.ini puts tests/ (the long browser files) before code/tests
+# (many short ones), so that the workers end together. The slowest tests are
+# listed at the end.
+TEST_JOBS ?= 2
 test: $(VENV)/.test-deps lint book
-	$(BIN)/python -m pytest
+	$(BIN)/python -m pytest -n $(TEST_JOBS) --dist loadfile --durations=20
 
 # Errors, unused imports, import order, line length (ruff; rules in ruff.toml).
 lint: $(VENV)/.test-deps
