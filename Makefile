@@ -10,11 +10,13 @@ JB_FLAGS := -W -n --keep-going
 NOTEBOOKS := $(wildcard chapters/[0-9][0-9]_*.md chapters/explorer.md)
 IPYNBS := $(NOTEBOOKS:.md=.ipynb)
 
-.PHONY: book html slides handouts test test-quick lint sync clean classroom-check FORCE
+.PHONY: book html execute slides handouts test test-quick lint sync clean classroom-check FORCE
 
 # A clean `make book` keeps both cores busy (benchmarks/bench_build.py):
 # - the explorer's export (a pool of 2 processes) starts at once, beside
 #   npm, the notebooks and the chapters' execution;
+# - the chapters' execution waits for their notebooks only, not for npm (whose
+#   download took 17 s to 2 min: the JavaScript is needed by Sphinx alone);
 # - the chapters are executed 2 at a time into the execution cache
 #   (scripts/execute_chapters.py), each kernel on one thread (OMP_NUM_THREADS=1:
 #   four processes on two cores, and a kernel spinning two threads would
@@ -31,9 +33,13 @@ book: $(VENV)/.book-deps
 
 # The site's pages, every chapter executed (`make book` also adds the explorer's
 # export, the slide decks and the handouts).
-html: $(VENV)/.book-deps _vendor/.stamp _build/.site-assets _build/.ipynbs _build/.package-hash
-	OMP_NUM_THREADS=1 MHACOURSE_BUILD=1 $(BIN)/python scripts/execute_chapters.py --jobs 2
+html: $(VENV)/.book-deps _vendor/.stamp _build/.site-assets execute
 	MHACOURSE_BUILD=1 $(BIN)/jupyter-book build . $(JB_FLAGS)
+
+# Every chapter not in the execution cache, executed into it (a chapter whose
+# code is unchanged is skipped).
+execute: $(VENV)/.book-deps _build/.ipynbs _build/.package-hash
+	OMP_NUM_THREADS=1 MHACOURSE_BUILD=1 $(BIN)/python scripts/execute_chapters.py --jobs 2
 
 slides: html
 	$(BIN)/python scripts/build_slides.py
@@ -41,8 +47,15 @@ slides: html
 handouts: html
 	$(BIN)/python scripts/build_handouts.py
 
+# The test files run TEST_JOBS at a time (pytest-xdist; one worker a core of
+# the 2-core CI machine), each file whole in one worker (--dist loadfile: a
+# browser file opens its page once, in a module fixture, and its tests run in
+# order); pytest.ini puts tests/ (the long browser files) before code/tests
+# (many short ones), so that the workers end together. The slowest tests are
+# listed at the end.
+TEST_JOBS ?= 2
 test: $(VENV)/.test-deps lint book
-	$(BIN)/python -m pytest
+	$(BIN)/python -m pytest -n $(TEST_JOBS) --dist loadfile --durations=20
 
 # Errors, unused imports, import order, line length (ruff; rules in ruff.toml).
 lint: $(VENV)/.test-deps
@@ -88,14 +101,30 @@ sync: $(VENV)/.book-deps
 	$(BIN)/jupytext --sync $(NOTEBOOKS)
 	$(BIN)/python scripts/colab_cell.py $(IPYNBS) $(NOTEBOOKS)
 
-$(VENV)/.book-deps: requirements.txt code/pyproject.toml
+# The requirements are installed by uv (from PyPI; pip puts it into .venv
+# first): it downloads and unpacks in parallel, and compiles no bytecode at
+# install time, so Python writes it for the modules the build imports, once,
+# as they are first imported (pip compiled every file of every package: about
+# 30 CPU seconds, most of them torch's). uv reads no pip configuration: it is
+# given the folders where pip finds wheels on this machine (pip's find-links;
+# the CPU build of torch that requirements.txt pins may lie there).
+UV_VERSION := 0.13.9
+PIP_LINKS = $(sort $(PIP_FIND_LINKS) $(shell $(PYTHON) -m pip config get global.find-links 2>/dev/null))
+UV_INSTALL = $(BIN)/uv pip install -q --python $(BIN)/python $(addprefix --find-links ,$(wildcard $(PIP_LINKS)))
+# A user's PYTHONDONTWRITEBYTECODE would make every process of the build
+# compile torch and the rest again (uv left no bytecode): not for the build.
+unexport PYTHONDONTWRITEBYTECODE
+
+$(BIN)/uv:
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
-	$(BIN)/python -m pip install -q --upgrade pip
-	$(BIN)/python -m pip install -q -r requirements.txt
+	$(BIN)/python -m pip install -q uv==$(UV_VERSION)
+
+$(VENV)/.book-deps: requirements.txt code/pyproject.toml | $(BIN)/uv
+	$(UV_INSTALL) -r requirements.txt
 	touch $@
 
-$(VENV)/.test-deps: requirements-test.txt $(VENV)/.book-deps
-	$(BIN)/python -m pip install -q -r requirements-test.txt
+$(VENV)/.test-deps: requirements-test.txt $(VENV)/.book-deps | $(BIN)/uv
+	$(UV_INSTALL) -r requirements-test.txt
 	touch $@
 
 # node_modules/ is installed like .venv/ (once, and again when the lock file
@@ -110,7 +139,9 @@ _vendor/.stamp: node_modules/.mha-stamp scripts/vendor_js.py
 
 # The in-browser explorer's models, tokenizers and precomputed views, exported
 # from the package (scripts/export_explorer.py: a pool of 2 processes, one job
-# per graph); `make book` copies _generated/explorer-data into _static/.
+# per graph); `make book` copies _generated/explorer-data into _static/. The
+# export is cached by the content of what it reads (~/.cache/mhacourse, which
+# `make clean` keeps): an unchanged package and models are copied, not traced.
 _generated/.stamp: $(VENV)/.book-deps $(wildcard code/mhacourse/*.py code/mhacourse/*/*.py) $(wildcard assets/models/*) scripts/export_explorer.py
 	rm -rf _generated
 	$(BIN)/python scripts/export_explorer.py
@@ -127,9 +158,10 @@ _build/.site-assets: $(wildcard assets/site/*) $(wildcard assets/site/*/*) _conf
 classroom-check: $(VENV)/.classroom-deps _vendor/.stamp
 	$(BIN)/python scripts/classroom_check.py --learners 8
 
-$(VENV)/.classroom-deps: requirements-classroom.txt $(VENV)/.book-deps
-	$(BIN)/python -m pip install -q -r requirements-classroom.txt
+$(VENV)/.classroom-deps: requirements-classroom.txt $(VENV)/.book-deps | $(BIN)/uv
+	$(UV_INSTALL) -r requirements-classroom.txt
 	touch $@
 
 clean:  # everything built: the HTML, the execution cache, the vendored JS, the explorer export
+# (the export's own cache, ~/.cache/mhacourse, stays: `export_explorer.py --no-cache` skips it)
 	rm -rf _build _vendor _generated

@@ -3,6 +3,14 @@
     python benchmarks/bench_build.py            # clean build, no-change rebuild, chapters
     python benchmarks/bench_build.py --no-clean # skip the clean build
     python benchmarks/bench_build.py --export   # also the explorer export, 1 and 2 workers
+    python benchmarks/bench_build.py --fresh    # `make book` in a fresh clone, from nothing
+
+``--fresh`` is the newcomer's build: a ``git clone`` of this checkout into a
+temporary folder, no ``.venv``, empty pip, uv, npm and explorer-export
+caches (each pointed at a new folder), then the README's ``make book``.
+Every line the build prints is written to ``--log`` with the seconds since
+the start, and the table gives when each stage started and ended (read off
+the lines that mark them).
 
 Targets (issue "measure every speed claim"): clean build with every chapter
 executed <= 180 s on this 2-core machine; a rebuild with no change <= 5 s;
@@ -20,7 +28,9 @@ from __future__ import annotations
 
 import argparse
 import os
+import re
 import resource
+import shutil
 import subprocess
 import tempfile
 import time
@@ -44,12 +54,75 @@ def timed(cmd: list[str]) -> str:
             f"{load:.1f} -> {os.getloadavg()[0]:.1f}")
 
 
+#: The lines of a `make book` log that mark a stage's start and end (regular
+#: expressions; the first match of each counts).
+STAGES = (
+    ("install (venv + requirements)", r"-m venv ", r"touch \.venv/\.book-deps"),
+    ("npm ci", r"^npm ci", r"touch node_modules/\.mha-stamp"),
+    ("explorer export", r"scripts/export_explorer\.py", r"touch _generated/\.stamp"),
+    ("chapters executed", r"scripts/execute_chapters\.py", r"chapters executed in"),
+    ("Sphinx HTML", r"jupyter-book build", r"(build succeeded|jupyter-book build .*finished)"),
+    ("slide decks", r"scripts/build_slides\.py", r"slides/16_\w+\.slides\.html"),
+    ("handouts", r"scripts/build_handouts\.py", r"handouts in "),
+)
+
+
+def stage_table(lines: list[tuple[float, str]]) -> str:
+    """``| stage | start s | end s | seconds |`` rows from a timestamped log."""
+    def first(pattern: str, after: float = 0.0):
+        return next((t for t, line in lines if t >= after and re.search(pattern, line)), None)
+    rows = ["| stage | start s | end s | seconds |", "|---|---|---|---|"]
+    for name, start, end in STAGES:
+        t0 = first(start)
+        t1 = first(end, t0) if t0 is not None else None
+        if t0 is None or t1 is None:
+            rows.append(f"| {name} | {t0 if t0 is not None else '-'} | - | - |")
+            continue
+        rows.append(f"| {name} | {t0:.0f} | {t1:.0f} | {t1 - t0:.0f} |")
+    return "\n".join(rows)
+
+
+def fresh_build(log: Path, target: str = "book") -> int:
+    """``make TARGET`` in a fresh clone with empty caches; each line of its
+    output goes to ``log`` with the seconds since the start. Returns its exit
+    status; prints the stage table and the load average before and after."""
+    tmp = Path(tempfile.mkdtemp(prefix="mha-fresh-"))
+    clone = tmp / "clone"
+    subprocess.run(["git", "clone", "-q", str(ROOT), str(clone)], check=True)
+    env = {**os.environ, "PIP_CACHE_DIR": str(tmp / "pip-cache"),
+           "UV_CACHE_DIR": str(tmp / "uv-cache"), "npm_config_cache": str(tmp / "npm-cache"),
+           "MHACOURSE_CACHE": str(tmp / "mhacourse-cache")}
+    load, t = os.getloadavg(), time.perf_counter()
+    lines: list[tuple[float, str]] = []
+    with open(log, "w") as f, subprocess.Popen(
+            ["make", target], cwd=clone, env=env, stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT, text=True, errors="replace") as proc:
+        for line in proc.stdout:
+            stamp = time.perf_counter() - t
+            lines.append((stamp, line.rstrip("\n")))
+            f.write(f"{stamp:7.1f} {line}")
+            f.flush()
+    took = time.perf_counter() - t
+    print(f"# fresh clone `make {target}`: rc={proc.returncode}, {took:.0f} s wall; "
+          f"load average (1, 5, 15 min) before {load[0]:.1f} {load[1]:.1f} {load[2]:.1f}, "
+          f"after {' '.join(f'{x:.1f}' for x in os.getloadavg())}; log: {log}\n")
+    print(stage_table(lines))
+    shutil.rmtree(tmp, ignore_errors=True)
+    return proc.returncode
+
+
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--no-clean", action="store_true")
     ap.add_argument("--export", action="store_true",
                     help="also time scripts/export_explorer.py with 1 and 2 workers")
+    ap.add_argument("--fresh", action="store_true",
+                    help="only `make book` in a fresh clone with empty caches, from nothing")
+    ap.add_argument("--log", type=Path, default=Path(tempfile.gettempdir()) / "fresh-book.log",
+                    help="where --fresh writes the timestamped log (default: %(default)s)")
     args = ap.parse_args()
+    if args.fresh:
+        raise SystemExit(fresh_build(args.log))
     build = [str(BIN / "jupyter-book"), "build", ".", "-W", "-n", "--keep-going"]
     print(f"# book build times; {os.cpu_count()} CPUs, load average "
           f"{os.getloadavg()[0]:.1f}\n")

@@ -26,7 +26,7 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT / "tests"))
+sys.path.insert(0, str(ROOT / "scripts"))
 from site_browser import CHROMIUM, CHROMIUM_ARGS, SITE, serve  # noqa: E402
 
 PAGE = "chapters/explorer.html"

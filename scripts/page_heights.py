@@ -14,9 +14,9 @@ import json
 import sys
 from pathlib import Path
 
+from site_browser import SITE, document_screens, offline_page, serve
+
 ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT / "tests"))
-from site_browser import SITE, document_screens, offline_page, serve  # noqa: E402
 
 WIDTH, HEIGHT = 1280, 900          # the viewport the issue measures at
 OUT = ROOT / "benchmarks" / "results" / "page_heights.json"

@@ -5,11 +5,9 @@
 from __future__ import annotations
 
 import argparse
-import sys
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))
-from site_browser import offline_page, serve  # noqa: E402
+from site_browser import offline_page, serve
 
 
 def main() -> None:

@@ -44,7 +44,7 @@ TINY_MODELS = ["h4_dk16", "h1_dk64", "h16_dk4", "h8_dk32_init"]
 
 @pytest.fixture(scope="module")
 def page(live_page):  # noqa: F811 (the fixture imported above)
-    """The explorer page (site_browser.live_page) once its live engine has started."""
+    """The explorer page (live_fixture.live_page) once its live engine has started."""
     p = live_page.page
     p.wait_for_function("window.mha?.explorer && window.mha?.explorer.engine !== 'loading'",
                         timeout=30_000)

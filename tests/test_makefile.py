@@ -75,6 +75,24 @@ def test_a_change_in_a_subpackage_counts_too(tree: Path):
     assert not (tree / CACHES[0]).exists(), f"editing {sub[0].name} kept the cache"
 
 
+def test_the_installer_looks_where_pip_finds_wheels(tree: Path, tmp_path: Path):
+    """uv reads no pip configuration: the Makefile hands it pip's find-links
+    (the CPU build of torch may lie there; without it uv would fetch a CUDA
+    build of several GB), and only folders that exist."""
+    for name in ("requirements.txt", "requirements-test.txt"):
+        shutil.copy(ROOT / name, tree)
+    wheels = tmp_path / "wheels"
+    wheels.mkdir()
+    env = {**os.environ, "PIP_FIND_LINKS": f"{wheels} {tmp_path / 'absent'}"}
+    for target in (".venv/.book-deps", ".venv/.test-deps"):
+        plan = subprocess.run(["make", "-n", "-B", "-o", ".venv/bin/uv", target], cwd=tree,
+                              capture_output=True, text=True, timeout=60, env=env)
+        assert plan.returncode == 0, plan.stderr
+        install = [line for line in plan.stdout.splitlines() if "uv pip install" in line]
+        assert install and all(f"--find-links {wheels}" in line for line in install), plan.stdout
+        assert "absent" not in plan.stdout, plan.stdout
+
+
 def _age(tree: Path, *names: str, seconds: float) -> None:
     t = time.time() + seconds
     for name in names:
@@ -111,21 +129,66 @@ def test_an_edited_chapter_source_regenerates_its_notebook_and_only_its(tree: Pa
 
 
 def test_html_depends_on_the_chapter_notebooks_and_the_package_hash():
+    """The pages are built from chapters executed from the current notebooks
+    and package; the execution does not wait for npm (Sphinx alone needs it)."""
     text = (ROOT / "Makefile").read_text()
-    html = next(line for line in text.splitlines() if line.startswith("html:"))
-    assert "_build/.ipynbs" in html and "_build/.package-hash" in html, html
+    rule = {line.split(":")[0]: line for line in text.splitlines()
+            if line.startswith(("html:", "execute:"))}
+    assert "execute" in rule["html:".rstrip(":")].split(":", 1)[1], rule
+    execute = rule["execute"]
+    assert "_build/.ipynbs" in execute and "_build/.package-hash" in execute, execute
+    assert "_vendor" not in execute and "node_modules" not in execute, execute
     book = text[text.index("\nbook:"):text.index("\nhtml:")]
     assert "_generated/.stamp slides handouts" in book, book
 
 
 @pytest.mark.parametrize("module", ["site_browser", "build_handouts", "build_slides",
-                                    "execute_chapters", "colab_cell"])
+                                    "execute_chapters", "colab_cell", "export_explorer",
+                                    "vendor_js"])
 def test_the_book_build_imports_no_test_dependency(module):
     """`make book` runs with the book's packages only (a fresh machine's
     first command): what it imports must not need pytest (site_browser once
-    did, so a fresh `make book` failed in the handouts)."""
+    did, so a fresh `make book` failed in the handouts), nor the test folder
+    (site_browser lived there): each script runs with scripts/ alone on its
+    path, as `python scripts/X.py` has it."""
     code = ("import sys; sys.modules['pytest'] = None; "
-            f"sys.path[:0] = [{str(ROOT / 'tests')!r}, {str(ROOT / 'scripts')!r}]; "
+            "sys.path[:] = [p for p in sys.path if p and not p.rstrip('/').endswith('tests')]; "
+            f"sys.path.insert(0, {str(ROOT / 'scripts')!r}); "
             f"import {module}")
-    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env)
     assert r.returncode == 0, r.stderr[-800:]
+    source = (ROOT / "scripts" / f"{module}.py").read_text()
+    assert '"tests"' not in source and "'tests'" not in source, \
+        f"scripts/{module}.py puts the test folder on its path"
+
+
+def test_the_export_cache_keys_on_what_the_export_reads(tmp_path: Path, monkeypatch):
+    """scripts/export_explorer.py reuses an export only for the same package,
+    models and libraries: a changed model file is a new key; an entry comes
+    back whole; only the latest entries are kept."""
+    import export_explorer as ee
+
+    assets = tmp_path / "assets"
+    shutil.copytree(ROOT / "assets" / "models", assets / "models")
+    monkeypatch.setenv("MHACOURSE_ASSETS", str(assets))
+    monkeypatch.setenv("MHACOURSE_CACHE", str(tmp_path / "cache"))
+    key = ee.cache_key()
+    assert key == ee.cache_key()
+    model = sorted((assets / "models").glob("*.safetensors"))[0]
+    model.write_bytes(model.read_bytes() + b"\0")
+    assert ee.cache_key() != key, "an edited model kept the export's key"
+
+    export = tmp_path / "export"
+    (export / "models").mkdir(parents=True)
+    (export / "models" / "a.onnx").write_bytes(b"graph")
+    (export / "manifest.json").write_text('{"tiny": []}')
+    assert ee.from_cache(key, tmp_path / "out0") is None
+    ee.to_cache(key, export)
+    assert ee.from_cache(key, tmp_path / "out1") == {"tiny": []}
+    assert (tmp_path / "out1" / "models" / "a.onnx").read_bytes() == b"graph"
+    for other in ("k2", "k3"):
+        time.sleep(0.01)
+        ee.to_cache(other, export)
+    kept = sorted(p.name for p in ee.cache_dir().iterdir())
+    assert kept == ["k2", "k3"], kept

@@ -24,7 +24,7 @@ ROLE_TEXTS = {"previous token", "induction", "duplicate token", "self", "first t
 
 @pytest.fixture(scope="module")
 def page(live_page):  # noqa: F811 (the fixture imported above)
-    """The explorer page (site_browser.live_page), its trainer's two panels built
+    """The explorer page (live_fixture.live_page), its trainer's two panels built
     once the reader has scrolled to them."""
     p = live_page.page
     p.wait_for_function("window.mha?.trainer && mha.trainer.panels.length === 2")

@@ -1,10 +1,11 @@
 """Open the built site in headless Chromium with every non-local request blocked.
 
-Shared by the site tests and by `scripts/screenshot.py`,
-`scripts/build_handouts.py` and the benchmarks. Debian's chromium at
-/usr/bin/chromium (never a browser downloaded by Playwright). It imports no
-test dependency: `make book` runs it with the book's packages only (the live
-pages' pytest fixture is in `live_fixture.py`).
+Shared by `scripts/build_handouts.py` (which `make book` runs),
+`scripts/screenshot.py`, the benchmarks and the site tests (pytest.ini puts
+scripts/ on their path). Debian's chromium at /usr/bin/chromium (never a
+browser downloaded by Playwright). It imports no test dependency and lives
+outside tests/: `make book` runs it with the book's packages only (the live
+pages' pytest fixture is in `tests/live_fixture.py`).
 """
 from __future__ import annotations
 
