@@ -66,6 +66,13 @@ def _check_real(where: str, v) -> float:
     return float(v)
 
 
+def _check_share(where: str, v) -> float:
+    v = _check_real(where, v)
+    if not 0 <= v <= 1:
+        raise InputError(f"{where} must be an accuracy from 0 to 1; got {v}.")
+    return v
+
+
 def _check_whole(where: str, v, low: int = 0) -> int:
     if isinstance(v, bool) or not isinstance(v, numbers.Integral) or v < low:
         raise InputError(f"{where} must be a whole number >= {low}; got {describe(v)}.")
@@ -89,11 +96,11 @@ def _check_list(where: str, v) -> list:
 
 def _check_roles(where: str, roles, layers: int, h: int) -> None:
     roles = _check_list(where, roles)
-    names = set(STATISTICS) | {"mixed"}
+    names = (*STATISTICS, "mixed")
     if len(roles) < layers or any(not isinstance(r, (list, tuple)) or len(r) != h
                                   or any(n not in names for n in r) for r in roles[:layers]):
         raise InputError(f"{where} must be {layers} lists of {h} role names "
-                         f"({sorted(names)}); got {describe(roles)}.")
+                         f"({', '.join(names)}); got {describe(roles)}.")
 
 
 def check_record(record) -> dict:
@@ -109,7 +116,7 @@ def check_record(record) -> dict:
     for k in ("warmup", "identical"):
         check_bool(f"settings[{k!r}]", s[k])
     _check_whole("record['step']", r["step"])
-    _check_real("record['rule_lookup']", r["rule_lookup"])
+    _check_share("record['rule_lookup']", r["rule_lookup"])
     last = -1
     for i, e in enumerate(_check_list("record['history']", r["history"])):
         e = _check_dict(f"history[{i}]", e, ("step", "lookup", "roles"))
@@ -118,7 +125,7 @@ def check_record(record) -> dict:
             raise InputError(f"history must be in step order; history[{i}] is at "
                              f"step {step}, after step {last}.")
         last = step
-        _check_real(f"history[{i}]['lookup']", e["lookup"])
+        _check_share(f"history[{i}]['lookup']", e["lookup"])
         _check_roles(f"history[{i}]['roles']", e["roles"], layers, h)
     if r.get("final") is not None:
         f = _check_dict("record['final']", r["final"], ("step", "stats"))
@@ -141,7 +148,7 @@ def check_record(record) -> dict:
     for i, a in enumerate(_check_list("record['ablations']", r.get("ablations", []))):
         a = _check_dict(f"ablations[{i}]", a, ("step", "off", "lookup"))
         _check_whole(f"ablations[{i}]['step']", a["step"])
-        _check_real(f"ablations[{i}]['lookup']", a["lookup"])
+        _check_share(f"ablations[{i}]['lookup']", a["lookup"])
         for pair in _check_list(f"ablations[{i}]['off']", a["off"]):
             if not isinstance(pair, (list, tuple)) or len(pair) != 2:
                 raise InputError(f"ablations[{i}]['off'] must list [layer, head] pairs "
@@ -157,9 +164,9 @@ def check_predictions(predictions) -> dict:
     p = _check_dict("predictions", predictions)
     bank = {q["id"]: q for q in questions()["questions"]}
     for qid, answer in p.items():
-        if qid not in bank:
+        if not isinstance(qid, str) or qid not in bank:
             raise InputError(f"no question {describe(qid)}; the bank's are {sorted(bank)}.")
-        if answer not in bank[qid]["answers"]:
+        if not isinstance(answer, str) or answer not in bank[qid]["answers"]:
             raise InputError(f"{describe(answer)} is not an answer to {qid!r}; pick "
                              f"one of {sorted(bank[qid]['answers'])}.")
     return p
@@ -267,7 +274,7 @@ def _observed(q, answer, value, step) -> str:
     if unit == "step":
         return f"step {value} ({label})"
     if unit == "share":
-        return f"{100 * value:.1f} % ({label})"
+        return f"{math.floor(1000 * value + 0.5) / 10:.1f} % ({label})"  # as JS
     return label
 
 

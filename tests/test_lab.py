@@ -1,0 +1,98 @@
+"""The page's lab modules (assets/site/explorer/lab/) against the package:
+Node's own tests (tests/js), and the same grades from the page's grade.js
+and mhacourse.checks.predictions on the records of real runs."""
+from __future__ import annotations
+
+import copy
+import json
+import shutil
+import subprocess
+
+import pytest
+
+import mhacourse as mc
+from mhacourse import tiny_model as tm
+from mhacourse.catalogue import assets_dir
+from mhacourse.checks import predictions as P
+from site_browser import ROOT
+
+NODE = shutil.which("node")
+needs_node = pytest.mark.skipif(NODE is None,
+                                reason="Node.js is not installed (README: Node >= 18)")
+
+
+def node(*args, timeout=120) -> subprocess.CompletedProcess:
+    return subprocess.run([NODE, *args], cwd=ROOT, capture_output=True, text=True,
+                          timeout=timeout)
+
+
+@needs_node
+def test_node_tests_pass():
+    out = node("--test", "tests/js/")
+    assert out.returncode == 0, out.stdout[-3000:] + out.stderr[-2000:]
+    assert "# fail 0" in out.stdout and "# pass 0" not in out.stdout
+
+
+def committed_records() -> dict:
+    """Records of real runs at two sizes: chapter 11's main run (h 4, d_k
+    16, read every 20 steps), its identical start, and the grid's h 8,
+    d_k 8 model (its recorded history, every 50 steps)."""
+    runs, models = assets_dir() / "runs", assets_dir() / "models"
+    out = {}
+    for name, same in (("main", False), ("identical", True)):
+        run = json.loads((runs / f"{name}.json").read_text())
+        metrics = {"steps": run["train"]["steps"], "seed": 0, "history": run["history"]}
+        out[name] = P.run_record(tm.load(runs / f"{name}.safetensors"), metrics, same)
+    grid = next(m for m in json.loads((models / "metrics.json").read_text())["models"]
+                if m["name"] == "h8_dk8")
+    out["h8_dk8"] = P.run_record(tm.load(models / "h8_dk8.safetensors"),
+                                 {"steps": grid["steps"], "seed": 0, "history": grid["history"]})
+    return out
+
+
+def cases() -> list[dict]:
+    """Every answer to every question, on each record finished and cut
+    short (before and after its phase change), and two bad predictions."""
+    bank = P.questions()["questions"]
+    out = []
+    for record in committed_records().values():
+        steps = [e["step"] for e in record["history"]]
+        cuts = [record] + [copy.deepcopy(record) for _ in range(2)]
+        for cut, at in zip(cuts[1:], (steps[len(steps) // 4], steps[-3])):
+            cut["step"] = at
+            cut["history"] = [e for e in cut["history"] if e["step"] <= at]
+        for r in cuts:
+            for k in range(max(len(q["answers"]) for q in bank)):
+                pred = {q["id"]: list(q["answers"])[k % len(q["answers"])] for q in bank}
+                out.append({"predictions": pred, "record": r})
+    out.append({"predictions": {"phase_step": "soon"}, "record": out[0]["record"]})
+    out.append({"predictions": {"nope": "yes"}, "record": out[0]["record"]})
+    return out
+
+
+@needs_node
+def test_page_and_package_give_the_same_grades(tmp_path):
+    cs = cases()
+    path = tmp_path / "cases.json"
+    path.write_text(json.dumps({"bank": P.questions(), "cases": cs}))
+    out = node("tests/js/grade_cli.mjs", str(path))
+    assert out.returncode == 0, out.stderr[-2000:]
+    page = json.loads(out.stdout)
+    assert len(page) == len(cs)
+    statuses = set()
+    for c, js in zip(cs, page):
+        try:
+            py = P.grade(c["predictions"], c["record"])
+        except mc.InputError:
+            assert "error" in js, js  # both refuse it
+            continue
+        assert [g["id"] for g in js] == [g["id"] for g in py]
+        for a, b in zip(py, js):
+            statuses.add(a["status"])
+            for k in ("status", "answer", "prediction", "line", "link", "explain"):
+                assert a[k] == b[k], (k, a, b)
+            if isinstance(a["value"], float):
+                assert abs(a["value"] - b["value"]) < 1e-12, (a, b)
+            else:
+                assert a["value"] == b["value"], (a, b)
+    assert statuses == {"right", "wrong", "waiting", "not_applicable"}
