@@ -96,3 +96,42 @@ def test_page_and_package_give_the_same_grades(tmp_path):
             else:
                 assert a["value"] == b["value"], (a, b)
     assert statuses == {"right", "wrong", "waiting", "not_applicable"}
+
+
+def page_limits() -> dict:
+    """What the page passes link.js: the manifest's train limits, written
+    by the package (web_train.manifest_entry's fields)."""
+    from mhacourse import web_train
+    from mhacourse.catalogue import BUDGET_D_MODEL, steps_for
+
+    return {**{k: v for k, v in web_train.limits().items()}, "budget": BUDGET_D_MODEL,
+            "max_steps": web_train.MAX_STEPS, "n_layers": 2,
+            "steps_for": {str(d): steps_for(d) for d in range(1, web_train.D_MODEL_MAX + 1)}}
+
+
+@needs_node
+def test_a_link_and_its_python_line_describe_the_same_run(tmp_path):
+    """Each link's Python line, run with a stand-in for tm.train, asks for
+    the link's run; the smallest is run for real (20 steps at d_model 2)."""
+    links = ["?h=1&dk=2&steps=20&seed=3", "?h=8&budget=1&seed=2&layers=1&warmup=0",
+             "?h=4&dk=16&identical=1&off=1.1", "?h=16&dk=4&steps=60&warmup=1&layers=2"]
+    path = tmp_path / "limits.json"
+    path.write_text(json.dumps(page_limits()))
+    out = node("tests/js/link_cli.mjs", str(path), *links)
+    assert out.returncode == 0, out.stderr[-2000:]
+    asked = []
+    stand_in = type("tm", (), {"TinyConfig": tm.TinyConfig, "train": staticmethod(
+        lambda cfg, steps, seed=0, identical_heads=False: asked.append(
+            (cfg, steps, seed, identical_heads)) or (None, None))})
+    for got in json.loads(out.stdout):
+        e = got["experiment"]
+        exec(got["line"], {"tm": stand_in})
+        cfg, steps, seed, same = asked[-1]
+        assert (cfg.h, cfg.d_k, cfg.n_layers, cfg.warmup > 0, steps, seed, same) == (
+            e["h"], e["d_k"], e["layers"], e["warmup"], e["steps"], e["seed"], e["identical"])
+        assert cfg == tm.TinyConfig(h=e["h"], d_k=e["d_k"], n_layers=e["layers"],
+                                    warmup=100 if e["warmup"] else 0)
+    first = json.loads(out.stdout)[0]
+    scope = {"tm": tm}
+    exec(first["line"], scope)
+    assert scope["metrics"]["steps"] == 20 and scope["metrics"]["seed"] == 3
