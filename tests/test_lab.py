@@ -135,3 +135,84 @@ def test_a_link_and_its_python_line_describe_the_same_run(tmp_path):
     scope = {"tm": tm}
     exec(first["line"], scope)
     assert scope["metrics"]["steps"] == 20 and scope["metrics"]["seed"] == 3
+
+
+def model_spec() -> dict:
+    """What the page passes model-file.js: the manifest's train entry's
+    parameters and sizes (web_train.manifest_entry's fields)."""
+    from mhacourse import web_train
+
+    cfg = tm.TinyConfig()
+    return {"params": [{"name": k, "dims": v} for k, v in web_train.param_dims().items()],
+            "limits": {k: v for k, v in web_train.limits().items() if k != "budget"},
+            "n_layers": cfg.n_layers, "vocab_size": cfg.vocab_size, "max_len": cfg.max_len,
+            "warmup": cfg.warmup, "batch": cfg.batch}
+
+
+def page_weights(model, spec) -> bytes:
+    """``model``'s weights as the page holds them: float32, in the
+    manifest's order, a one-layer model's second block as zeros."""
+    import torch
+
+    state, d = model.state_dict(), model.cfg.d_model
+    parts = []
+    for p in spec["params"]:
+        shape = [a * d + b for a, b in p["dims"]]
+        parts.append(state[p["name"]].float() if p["name"] in state else torch.zeros(shape))
+    return b"".join(t.contiguous().numpy().tobytes() for t in parts)
+
+
+@needs_node
+@pytest.mark.parametrize("layers", [2, 1])
+def test_a_page_written_file_loads_in_python(tmp_path, layers):
+    """node writes the package's file from the page's float32 weights;
+    ``tm.load`` reads it, evaluates to the same accuracy, and chapter 11's
+    read-outs run on it unchanged."""
+    spec = model_spec()
+    if layers == 2:
+        model = tm.load(assets_dir() / "runs" / "main.safetensors")
+    else:
+        model = tm.TinyTransformer(tm.TinyConfig(h=2, d_k=4, n_layers=1), seed=5)
+    cfg = model.cfg
+    (tmp_path / "spec.json").write_text(json.dumps(spec))
+    (tmp_path / "w.f32").write_bytes(page_weights(model, spec))
+    run = {"h": cfg.h, "d_k": cfg.d_k, "layers": layers, "warmup": True, "identical": False,
+           "seed": 0, "steps": 800, "step": 800, "courseVersion": "0.1.0", "accuracy": 0.9}
+    (tmp_path / "run.json").write_text(json.dumps(run))
+    out = node("tests/js/model_cli.mjs", "write", str(tmp_path / "spec.json"),
+               str(tmp_path / "w.f32"), str(tmp_path / "run.json"), str(tmp_path / "m.safetensors"))
+    assert out.returncode == 0, out.stderr[-2000:]
+    back = tm.load(tmp_path / "m.safetensors")
+    assert back.cfg == cfg
+    assert back.extra["knobs"] == {"layers": layers, "warmup": True, "identical": False}
+    assert back.extra["course_version"] == "0.1.0" and back.extra["trained_steps"] == 800
+    assert tm.fingerprint(back) == tm.fingerprint(model)  # the same float32 weights
+    a, b = tm.evaluate(model), tm.evaluate(back)
+    assert abs(a["accuracy"] - b["accuracy"]) < 1e-3, (a, b)
+    if layers == 2:
+        from mhacourse import circuits as C
+
+        assert tm.head_roles(tm.head_scores(back)) == tm.head_roles(tm.head_scores(model))
+        assert float(C.read_circuits(back)["comp_k"].max()) == pytest.approx(
+            float(C.read_circuits(model)["comp_k"].max()), abs=1e-9)
+
+
+@needs_node
+def test_node_reads_the_package_files_as_python_does(tmp_path):
+    """assets/models/h4_dk16.safetensors (float16) read by model-file.js
+    gives the tensors tm.load gives, exactly."""
+    import numpy as np
+
+    spec = model_spec()
+    (tmp_path / "spec.json").write_text(json.dumps(spec))
+    path = assets_dir() / "models" / "h4_dk16.safetensors"
+    out = node("tests/js/model_cli.mjs", "read", str(tmp_path / "spec.json"), str(path),
+               str(tmp_path / "out.f32"))
+    assert out.returncode == 0, out.stderr[-2000:]
+    meta = json.loads(out.stdout)
+    model = tm.load(path)
+    assert meta["config"] == json.loads(json.dumps(model.cfg.__dict__))
+    assert meta["layers"] == 2 and meta["init"] is None
+    got = np.frombuffer((tmp_path / "out.f32").read_bytes(), dtype=np.float32)
+    want = np.frombuffer(page_weights(model, spec), dtype=np.float32)
+    assert got.shape == want.shape and np.array_equal(got, want)
