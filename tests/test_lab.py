@@ -216,3 +216,37 @@ def test_node_reads_the_package_files_as_python_does(tmp_path):
     got = np.frombuffer((tmp_path / "out.f32").read_bytes(), dtype=np.float32)
     want = np.frombuffer(page_weights(model, spec), dtype=np.float32)
     assert got.shape == want.shape and np.array_equal(got, want)
+
+
+@needs_node
+def test_runs_compared_with_the_books_table(tmp_path):
+    """The build's table (book_runs.write_lab_data) and compare.js: the main
+    run's own history matches it; seed 1's history, claimed as seed 0,
+    differs most in its phase change; a size the book lacks gets the sweep's
+    nearest size."""
+    from mhacourse.book_runs import write_lab_data
+
+    sizes = write_lab_data(tmp_path)
+    assert set(sizes) == {"questions.json", "book_runs.json"}
+    table = json.loads((tmp_path / "lab" / "book_runs.json").read_text())
+    assert json.loads((tmp_path / "lab" / "questions.json").read_text()) == P.questions()
+    main = next(r for r in table["runs"] if r["name"] == "main")
+    seed1 = next(r for r in table["runs"] if r["name"] == "seed1")
+    grid = {r["name"]: r for r in table["runs"] if r["source"].endswith("metrics.json")}
+    assert main["page_run"] and grid["h4_dk16"]["page_run"] and len(grid) == 14
+    settings = {"h": 4, "d_k": 16, "seed": 0, "steps": 800, "layers": 2, "warmup": True,
+                "identical": False}
+    mine = [{"settings": settings, "step": 800, "history": main["history"]},
+            {"settings": settings, "step": 800, "history": seed1["history"]},
+            {"settings": {**settings, "h": 3, "d_k": 20, "steps": 1200}, "step": 1200,
+             "history": seed1["history"]}]
+    (tmp_path / "mine.json").write_text(json.dumps(mine))
+    out = node("tests/js/compare_cli.mjs", str(tmp_path / "lab" / "book_runs.json"),
+               str(tmp_path / "mine.json"))
+    assert out.returncode == 0, out.stderr[-2000:]
+    same, other, size = json.loads(out.stdout)
+    assert same["faint"] == ["main"] and same["line"].startswith("Within 0.02")
+    assert other["line"] == (f"phase change at step {seed1['phase_step']}; the book's run with "
+                             f"these settings: phase change at step {main['phase_step']}.")
+    assert size["ref"] is None and size["sweep"] == [4, 16]
+    assert "nearest size, h = 4, d_k = 16" in size["line"]
