@@ -250,3 +250,71 @@ def test_runs_compared_with_the_books_table(tmp_path):
                              f"these settings: phase change at step {main['phase_step']}.")
     assert size["ref"] is None and size["sweep"] == [4, 16]
     assert "nearest size, h = 4, d_k = 16" in size["line"]
+
+
+def odd_records(n: int, seed: int = 1) -> list[dict]:
+    """``n`` cases: a small finished record with one to three fields set to
+    odd values (wrong types, 20.0 for 20, huge numbers, out of range), and
+    random predictions."""
+    import random
+
+    rng = random.Random(seed)
+    roles = [["previous", "mixed"], ["mixed", "induction"]]
+    base = {"settings": {"h": 2, "d_k": 8, "seed": 0, "steps": 40, "layers": 2,
+                         "warmup": True, "identical": False},
+            "step": 40, "rule_lookup": 0.29,
+            "history": [{"step": 20, "lookup": 0.3, "roles": roles},
+                        {"step": 40, "lookup": 0.5, "roles": roles}],
+            "final": {"step": 40, "stats": [[[0.1] * 5, [0.2] * 5], [[0.1] * 5, [0.3] * 5]],
+                      "composition": {"q": 0.1, "k": 0.2, "v": 0.1},
+                      "baseline": {"q": 0.12, "k": 0.12, "v": 0.12}},
+            "ablations": [{"step": 40, "off": [[1, 1], [1, 2]], "lookup": 0.1}]}
+    odd = [None, True, 0, 1, -1, 2, 39, 41, 0.5, 1.5, -0.1, 2**60, "x", "induction", [],
+           {}, [[1, 1]], {"q": 1, "k": 1, "v": 1}, 1e300, 20.0, 40.0]
+
+    def paths(o, pre=()):
+        if pre:
+            yield pre
+        items = o.items() if isinstance(o, dict) else enumerate(o) if isinstance(o, list) else ()
+        for k, v in items:
+            yield from paths(v, (*pre, k))
+
+    where = list(paths(base))
+    bank = P.questions()["questions"]
+    out = []
+    for _ in range(n):
+        r = copy.deepcopy(base)
+        for _ in range(rng.randint(1, 3)):
+            path, node = rng.choice(where), r
+            try:
+                for k in path[:-1]:
+                    node = node[k]
+                node[path[-1]] = copy.deepcopy(rng.choice(odd))
+            except (KeyError, IndexError, TypeError):
+                pass
+        pred = {q["id"]: rng.choice(list(q["answers"])) for q in bank if rng.random() < 0.7}
+        out.append({"predictions": pred, "record": r})
+    return out
+
+
+@needs_node
+def test_odd_records_get_the_same_answer_from_page_and_package(tmp_path):
+    """grade.js and the package refuse the same odd records (one line each)
+    and grade the rest alike."""
+    cs = odd_records(600)
+    path = tmp_path / "cases.json"
+    path.write_text(json.dumps({"bank": P.questions(), "cases": cs}))
+    out = node("tests/js/grade_cli.mjs", str(path))
+    assert out.returncode == 0, out.stderr[-2000:]
+    graded = 0
+    for c, js in zip(cs, json.loads(out.stdout), strict=True):
+        try:
+            py = P.grade(c["predictions"], c["record"])
+        except mc.InputError as e:
+            assert "\n" not in str(e) and isinstance(js, dict) and "\n" not in js["error"], (e, js)
+            continue
+        graded += 1
+        assert isinstance(js, list), (js, c)
+        assert [(g["status"], g["answer"], g["line"]) for g in py] == [
+            (g["status"], g["answer"], g["line"]) for g in js]
+    assert 20 < graded < 590  # both kinds occur

@@ -74,7 +74,11 @@ def _check_share(where: str, v) -> float:
 
 
 def _check_whole(where: str, v, low: int = 0) -> int:
-    if isinstance(v, bool) or not isinstance(v, numbers.Integral) or v < low:
+    """A whole number from ``low`` up to 2**53 - 1, as JSON and the page's
+    JavaScript read one (20.0 is 20; a larger number is not exact there)."""
+    ok = (not isinstance(v, bool) and isinstance(v, numbers.Real) and math.isfinite(v)
+          and v == int(v) and low <= v <= 2**53 - 1)
+    if not ok:
         raise InputError(f"{where} must be a whole number >= {low}; got {describe(v)}.")
     return int(v)
 
@@ -104,19 +108,19 @@ def _check_roles(where: str, roles, layers: int, h: int) -> None:
 
 
 def check_record(record) -> dict:
-    """``record`` if it is a run's record (module docstring), else one
-    InputError saying which field is wrong."""
+    """A run's record (module docstring), checked and as plain numbers
+    (a whole number as an ``int``: 20.0 is 20, as in JSON and the page),
+    or one InputError saying which field is wrong."""
     r = _check_dict("record", record, ("settings", "step", "rule_lookup", "history"))
     s = _check_dict("record['settings']", r["settings"], SETTINGS)
-    h = _check_whole("settings['h']", s["h"], 1)
-    layers = _check_whole("settings['layers']", s["layers"], 1)
-    for k in ("d_k", "steps"):
-        _check_whole(f"settings[{k!r}]", s[k], 1)
-    _check_whole("settings['seed']", s["seed"])
+    settings = {k: _check_whole(f"settings[{k!r}]", s[k], 0 if k == "seed" else 1)
+                for k in ("h", "d_k", "seed", "steps", "layers")}
     for k in ("warmup", "identical"):
-        check_bool(f"settings[{k!r}]", s[k])
-    _check_whole("record['step']", r["step"])
-    _check_share("record['rule_lookup']", r["rule_lookup"])
+        settings[k] = check_bool(f"settings[{k!r}]", s[k])
+    h, layers = settings["h"], settings["layers"]
+    out = {"settings": settings, "step": _check_whole("record['step']", r["step"]),
+           "rule_lookup": _check_share("record['rule_lookup']", r["rule_lookup"]),
+           "history": [], "final": None, "ablations": []}
     last = -1
     for i, e in enumerate(_check_list("record['history']", r["history"])):
         e = _check_dict(f"history[{i}]", e, ("step", "lookup", "roles"))
@@ -125,37 +129,38 @@ def check_record(record) -> dict:
             raise InputError(f"history must be in step order; history[{i}] is at "
                              f"step {step}, after step {last}.")
         last = step
-        _check_share(f"history[{i}]['lookup']", e["lookup"])
         _check_roles(f"history[{i}]['roles']", e["roles"], layers, h)
+        out["history"].append({"step": step, "roles": [list(row) for row in e["roles"]],
+                               "lookup": _check_share(f"history[{i}]['lookup']", e["lookup"])})
     if r.get("final") is not None:
         f = _check_dict("record['final']", r["final"], ("step", "stats"))
-        _check_whole("final['step']", f["step"])
         stats = _check_list("final['stats']", f["stats"])
         if len(stats) < layers or any(len(_check_list("final['stats'][l]", row)) != h or any(
                 len(_check_list("a head's stats", st)) != len(STATISTICS) for st in row)
                 for row in stats[:layers]):
             raise InputError(f"final['stats'] must be ({layers}, {h}, {len(STATISTICS)}) "
                              "numbers (layers, heads, statistics).")
-        for row in stats[:layers]:
-            for st in row:
-                for v in st:
-                    _check_real("final['stats']", v)
+        out["final"] = {"step": _check_whole("final['step']", f["step"]),
+                        "stats": [[[_check_real("final['stats']", v) for v in st] for st in row]
+                                  for row in stats[:layers]],
+                        "composition": None, "baseline": None}
         for key in ("composition", "baseline"):
             if f.get(key) is not None:
                 d = _check_dict(f"final[{key!r}]", f[key], KINDS)
-                for k in KINDS:
-                    _check_real(f"final[{key!r}][{k!r}]", d[k])
+                out["final"][key] = {k: _check_real(f"final[{key!r}][{k!r}]", d[k]) for k in KINDS}
     for i, a in enumerate(_check_list("record['ablations']", r.get("ablations", []))):
         a = _check_dict(f"ablations[{i}]", a, ("step", "off", "lookup"))
-        _check_whole(f"ablations[{i}]['step']", a["step"])
-        _check_share(f"ablations[{i}]['lookup']", a["lookup"])
+        off = []
         for pair in _check_list(f"ablations[{i}]['off']", a["off"]):
             if not isinstance(pair, (list, tuple)) or len(pair) != 2:
                 raise InputError(f"ablations[{i}]['off'] must list [layer, head] pairs "
                                  f"(from 1); got {describe(pair)}.")
-            _check_whole(f"ablations[{i}]['off'] layer", pair[0], 1)
-            _check_whole(f"ablations[{i}]['off'] head", pair[1], 1)
-    return r
+            off.append([_check_whole(f"ablations[{i}]['off'] layer", pair[0], 1),
+                        _check_whole(f"ablations[{i}]['off'] head", pair[1], 1)])
+        out["ablations"].append({"step": _check_whole(f"ablations[{i}]['step']", a["step"]),
+                                 "off": off,
+                                 "lookup": _check_share(f"ablations[{i}]['lookup']", a["lookup"])})
+    return out
 
 
 def check_predictions(predictions) -> dict:
@@ -223,7 +228,7 @@ def _readout(name: str, record: dict, constants: dict):
         h = r["settings"]["h"]
         want = {(1, i) for i in range(1, h + 1)}
         hits = [a["lookup"] for a in r.get("ablations", []) if _done(r)
-                and a["step"] == r["step"] and {tuple(p) for p in a["off"]} == want]
+                and a["step"] == r["step"] and set(map(tuple, a["off"])) == want]
         return (True, hits[-1]) if hits else (False, None)
     if name == "rising_composition":
         f = _final(r)
