@@ -213,7 +213,9 @@ function answerOf(rule, value) {
   return rule.none;
 }
 
-function notApplicable(q, s) {
+// null if question q is asked of a run with settings s (its "requires"),
+// else why not, in words.
+export function notApplicable(q, s) {
   for (const k of Object.keys(q.requires)) {
     const v = q.requires[k];
     if (k === "h_min") {
