@@ -22,6 +22,13 @@ same *record* of the run::
 question whose read-out is not ready (the run has not got there) *waits*; it
 is never graded on part of a run. An answer that depends on the seed is
 graded against this run, and says so.
+
+To add a question: an entry in ``questions.json`` (its ``readout``, a
+``rule`` of kind ``"band"`` or ``"equal"``, ``answers``, ``requires``,
+``explain`` and the chapter ``section``). A new read-out is written twice,
+in :func:`_readout` here and ``readout`` in ``lab/grade.js``;
+``tests/test_lab.py`` checks that both grade every answer of the bank alike
+on real runs.
 """
 from __future__ import annotations
 
