@@ -111,14 +111,14 @@ _vendor/.stamp: node_modules/.mha-stamp scripts/vendor_js.py
 # The in-browser explorer's models, tokenizers and precomputed views, exported
 # from the package (scripts/export_explorer.py: a pool of 2 processes, one job
 # per graph); `make book` copies _generated/explorer-data into _static/.
-_generated/.stamp: $(VENV)/.book-deps $(wildcard code/mhacourse/*.py code/mhacourse/*/*.py) $(wildcard assets/models/*) scripts/export_explorer.py
+_generated/.stamp: $(VENV)/.book-deps $(wildcard code/mhacourse/*.py code/mhacourse/*/*.py) $(wildcard code/mhacourse/data/*) $(wildcard assets/models/*) $(wildcard assets/runs/*) scripts/export_explorer.py
 	rm -rf _generated
 	$(BIN)/python scripts/export_explorer.py
 	touch $@
 
 # Sphinx does not recopy changed static files when no page changed: drop the
 # HTML (not the execution cache) whenever the site's own assets change.
-_build/.site-assets: $(wildcard assets/site/*) $(wildcard assets/site/*/*) _config.yml _vendor/.stamp
+_build/.site-assets: $(wildcard assets/site/*) $(wildcard assets/site/*/*) $(wildcard assets/site/*/*/*) _config.yml _vendor/.stamp
 	rm -rf _build/html
 	mkdir -p _build && touch $@
 

@@ -27,7 +27,7 @@ import matplotlib
 import numpy as np
 import torch
 
-from mhacourse import web_export
+from mhacourse import book_runs, web_export
 
 ROOT = Path(__file__).resolve().parents[1]
 OUT = ROOT / "_generated" / "explorer-data"
@@ -60,6 +60,8 @@ def main(argv: list[str]) -> int:
         "// Written by scripts/export_explorer.py: what the explorer and the trainer load.\n"
         f"window.mhaExplorerManifest = {json.dumps(manifest, separators=(',', ':'))};\n"
         f"window.mhaExplorerColormap = {cmap};\n")
+    # the lab's data: the question bank and the book's runs (lab/*.json)
+    book_runs.write_lab_data(out)
     size = sum(f.stat().st_size for f in out.rglob("*") if f.is_file())
     print(f"explorer data: {len(manifest['tiny'])} tiny models + MiniLM, "
           f"{size / 1e6:.1f} MB in {out.relative_to(ROOT) if out.is_relative_to(ROOT) else out}, "
