@@ -8,6 +8,7 @@ re-run came."""
 from __future__ import annotations
 
 import json
+import math
 import re
 import subprocess
 
@@ -329,3 +330,43 @@ def test_the_open_class_has_no_serious_accessibility_violation(opened, mode):
         p.add_script_tag(url=f"{base}/_static/axe/axe.min.js")
     found = p.evaluate(AXE_SERIOUS)
     assert found == [], f"the class page with 30 reports ({mode} mode): {found}"
+
+
+def test_export_then_the_class_page_reads_it(opened, tmp_path):
+    """The trainer's "Export report" (report-view.js exportControls, with a
+    run as the trainer holds it): the file it saves fits the schema, and the
+    class page reads it as one more student's report."""
+    p, r = opened["page"], opened["reports"][2]
+    d = r["settings"]["d_model"]
+    n = sum(math.prod(a * d + b for a, b in q["dims"]) for q in C.manifest()["train"]["params"])
+    p.evaluate(
+        """async ([r, n]) => {
+        const m = await import('../_static/class/report-view.js');
+        const man = await (await fetch('../_static/explorer-data/manifest.json')).json();
+        const { buildId } = await import('../_static/class/report.js');
+        const build = await buildId(man);
+        const run = () => ({ link: r.link, course: { version: '0.1.0', build },
+            settings: r.settings, state: r.state, step: r.step, losses: r.curves.loss,
+            evals: r.curves.steps.map((s, i) => ({ step: s, accuracy: r.curves.accuracy[i],
+                roles: r.roles.heads[i] })),
+            ruleLookup: man.train.baselines['previous word'].lookup,
+            predictions: r.predictions, ablations: r.ablations, weights: new Float32Array(n) });
+        document.querySelector('.mha-class-detail').appendChild(m.exportControls(run, 0.29, 'x'));
+    }""",
+        [r, n],
+    )
+    p.fill("#x-name", "Student 31")
+    with p.expect_download() as dl:
+        p.click(".mha-report-export")
+    path = tmp_path / dl.value.suggested_filename
+    dl.value.save_as(path)
+    assert path.name == "report-student-31-h4-dk16.json"
+    saved = json.loads(path.read_text())
+    jsonschema.validate(saved, SCHEMA)
+    assert saved["curves"] == r["curves"] and saved["phase_step"] == r["phase_step"]
+    assert "Saved report-student-31-h4-dk16.json" in p.locator(".mha-report-status").inner_text()
+    p.set_input_files("#mha-class-files", [str(path)])
+    p.wait_for_function(
+        "document.querySelector('.mha-class-status').textContent.includes('31 reports shown')"
+    )
+    assert p.locator(".mha-class-table tbody tr").last.locator("th").inner_text() == "Student 31"

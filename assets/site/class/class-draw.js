@@ -19,7 +19,7 @@ function knobsText(s) {
 // the read-outs, the link check, and the re-run cell (class.js fills it).
 export function table(runs, onShow, onRerun, canRerun) {
   const head = ["student", "h", "d_k", "seed", "steps", "options", "phase change", "predicted", "grade",
-    "accuracy", "lookup", "P heads in L1", "I heads in L2", "heads off", "link", "re-run"];
+    "accuracy", "lookup", "P in L1", "I in L2", "ablations", "link", "re-run"];
   const rows = runs.map((run, i) => {
     const r = run.report, s = r.settings, last = r.curves.accuracy[r.curves.accuracy.length - 1] || [null, null, null];
     const end = r.roles.heads[r.roles.heads.length - 1] || [[], []];
@@ -37,11 +37,16 @@ export function table(runs, onShow, onRerun, canRerun) {
     return el("tr", { "data-file": run.file, class: (r.phase_step === null ? "mha-class-plateau " : "") + (run.mismatch.length ? "mha-class-mismatch" : "") },
       cells.map((c, k) => el(k ? "td" : "th", k ? {} : { scope: "row" }, [c])));
   });
-  return el("div", { class: "mha-class-scroll", tabindex: "0", role: "region", "aria-label": "The class's runs" }, [
-    el("table", { class: "mha-class-table" }, [
-      el("caption", { text: runs.length + " reports. \"phase change\": the first read-out at which lookup accuracy beats the previous-word rule's by 10 points; \"predicted\": the step band the student chose before the run; accuracy and lookup: held-out, at the last read-out." }),
-      el("thead", {}, [el("tr", {}, head.map((t) => el("th", { scope: "col", text: t })))]),
-      el("tbody", {}, rows)])]);
+  return el("div", {}, [
+    el("div", { class: "mha-class-scroll", tabindex: "0", role: "region", "aria-label": "The class's runs, one row a report" }, [
+      el("table", { class: "mha-class-table" }, [
+        el("caption", { text: "The class's " + runs.length + " reports" }),
+        el("thead", {}, [el("tr", {}, head.map((t) => el("th", { scope: "col", text: t })))]),
+        el("tbody", {}, rows)])]),
+    el("p", { class: "mha-class-note", text: "Phase change: the first read-out at which held-out lookup accuracy beats the " +
+      "previous-word rule's by 10 points. Predicted: the step band the student chose before the run. Accuracy and lookup: " +
+      "held-out, at the last read-out. P in L1, I in L2: heads named previous token in layer 1 and induction in layer 2 " +
+      "at the last read-out. Ablations: the sets of heads switched off. Click a name for the student's report." })]);
 }
 
 // The step of the phase change against one size (h or d_k, log2 axis), the
@@ -59,9 +64,10 @@ function sizeChart(runs, ref, axis) {
     cls: "mha-class-book", title: "book (" + p.source + " " + p.name + "): h = " + p.h + ", d_k = " + p.d_k + ", seed " + p.seed + ": " + stepText(p.phase_step) })));
   ref.sweep.filter((p) => !p.left).forEach((p) => points.push(Object.assign(pt(p[axis], null), { colour: "#767676", shape: "x",
     cls: "mha-class-book", title: "chapter 8's sweep: h = " + p.h + ", d_k = " + p.d_k + ", seed " + p.seed + ": never" })));
-  runs.forEach((x) => {
-    const r = x.report;
-    points.push(Object.assign(pt(r.settings[axis], r.phase_step), { colour: r.phase_step === null ? COLOURS[1] : COLOURS[0],
+  runs.forEach((x, i) => {
+    const r = x.report, at = pt(r.settings[axis], r.phase_step);
+    at.x += ((i % 5) - 2) * 0.06; // side by side, not on top of each other
+    points.push(Object.assign(at, { colour: r.phase_step === null ? COLOURS[1] : COLOURS[0],
       shape: r.phase_step === null ? "x" : "dot", cls: "mha-class-run", title: r.student + ": " + sizeText(r.settings) + ", seed " + r.settings.seed + ": " + stepText(r.phase_step) }));
   });
   const shown = runs.filter((x) => x.report.phase_step !== null).length;

@@ -26,7 +26,7 @@ export function svgEl(tag, attrs = {}, text) {
 // vlines: [{x, label}], points: [{x, y, colour, shape, title}], label: alt
 // text}. Returns the <svg>.
 export function chart(spec) {
-  const W = spec.w || 360, H = spec.h || 170, L = 38, R = 8, T = 10, B = 28;
+  const W = spec.w || 360, H = spec.h || 170, L = 38, R = 8, T = spec.yLabel ? 22 : 10, B = 28;
   const X = (x) => L + (W - L - R) * x / spec.xMax;
   const Y = (y) => H - B - (H - B - T) * Math.min(Math.max(y, 0), spec.yMax) / spec.yMax;
   const s = svgEl("svg", { viewBox: "0 0 " + W + " " + H, role: "img", "aria-label": spec.label, class: "mha-chart" });
@@ -39,7 +39,7 @@ export function chart(spec) {
     s.appendChild(svgEl("text", { x: X(t), y: H - B + 12, "text-anchor": "middle", class: "mha-tick" }, spec.xFormat ? spec.xFormat(t) : String(t)));
   });
   s.appendChild(svgEl("text", { x: (L + W - R) / 2, y: H - 3, "text-anchor": "middle", class: "mha-axis-label" }, spec.xLabel || ""));
-  s.appendChild(svgEl("text", { x: 2, y: T - 1, class: "mha-axis-label" }, spec.yLabel || ""));
+  s.appendChild(svgEl("text", { x: 2, y: 10, class: "mha-axis-label" }, spec.yLabel || ""));
   (spec.hlines || []).forEach((l) => {
     s.appendChild(svgEl("path", { d: "M" + L + " " + Y(l.y) + "H" + (W - R), class: "mha-ref", "stroke-dasharray": l.dash || "4 3", fill: "none" }));
     if (l.label) { s.appendChild(svgEl("text", { x: W - R - 2, y: Y(l.y) - 3, "text-anchor": "end", class: "mha-tick" }, l.label)); }
