@@ -5,7 +5,8 @@
 //   {"manifest": "path/to/manifest.json", "runs": [RUN, ...]}
 //   RUN: {student, h, d_k, seed, steps, step?, layers?, warmup?, identical?,
 //         phase: step | null, final: [all, previous, lookup], every?,
-//         predict?: answer id of the phase_step question, grade?,
+//         predict?: the student's answer to the phase_step question, band?:
+//         the run's answer, grade?: right | wrong,
 //         ablations?: [{step, off, accuracy}], link?: override, build?: override,
 //         created?: ISO time}
 //   or {"resum": [report, ...]}: the same reports with their checksums recomputed
@@ -64,11 +65,13 @@ async function make(run, man, build, rule) {
   });
   const settings = { h, d_k: run.d_k, seed: run.seed, steps, layers: run.layers ?? 2, warmup: run.warmup ?? true,
     identical: run.identical ?? false };
-  const link = run.link ?? ("http://127.0.0.1/chapters/explorer.html?h=" + h + "&d_k=" + run.d_k + "&seed=" + run.seed +
+  // the lab's link format (assets/site/explorer/lab/link.js)
+  const link = run.link ?? ("http://127.0.0.1/chapters/explorer.html?v=1&h=" + h + "&dk=" + run.d_k + "&budget=0&seed=" + run.seed +
     "&steps=" + steps + "&layers=" + settings.layers + "&warmup=" + (settings.warmup ? 1 : 0) +
     "&identical=" + (settings.identical ? 1 : 0) + "#explorer-train");
   const phase = R.phaseStep(evals.map((e) => e.step), evals.map((e) => e.accuracy.map(R.roundAcc)), rule);
-  const predictions = run.predict ? [{ id: "phase_step", answer: run.predict, value: phase, grade: run.grade ?? "right" }] : [];
+  const predictions = run.predict ? [{ id: "phase_step", prediction: run.predict, answer: run.band ?? null, value: phase,
+    status: run.grade ?? "right" }] : [];
   const n = paramCount(man, h * run.d_k), w = new Float32Array(n);
   for (let i = 0; i < n; i++) { w[i] = rand() - 0.5; }
   return R.buildReport({

@@ -95,12 +95,13 @@ def class_spec(n: int = 30, seed: int = 0) -> list[dict]:
             "phase": phase,
             "final": final,
         }
-        if i % 6 != 5:  # most predicted the band of the phase change
-            run["predict"], run["grade"] = guess, "right" if guess == band(phase) else "wrong"
         if i % 9 == 8:  # paused before the end
             run["step"] = steps - 200
             if phase is not None and phase > run["step"]:
                 run["phase"] = None if run["step"] < 140 else 20 * (run["step"] // 40)
+        if i % 6 != 5:  # most predicted the band of the phase change
+            run["predict"], run["band"] = guess, band(run["phase"])
+            run["grade"] = "right" if guess == run["band"] else "wrong"
         if i % 4 == 1:  # every head of layer 1 switched off at the end
             off = [f"L1H{k + 1}" for k in range(h)]
             at = run.get("step", steps)

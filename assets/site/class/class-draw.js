@@ -30,7 +30,7 @@ export function table(runs, onShow, onRerun, canRerun) {
     if (!canRerun) { again.disabled = true; again.title = "This page has no trainer to re-run with."; }
     again.addEventListener("click", () => onRerun(run, again.parentNode));
     const cells = [show, String(s.h), String(s.d_k), String(s.seed), r.step === s.steps ? String(r.step) : r.step + " of " + s.steps,
-      knobsText(s) || "–", stepText(r.phase_step), p ? BAND[p.answer] || p.answer : "–", p ? p.grade : "–",
+      knobsText(s) || "–", stepText(r.phase_step), p ? BAND[p.prediction] || p.prediction : "–", p ? p.grade.replace("_", " ") : "–",
       pct(last[0]), pct(last[2]),
       String((end[0] || []).filter((x) => x === "previous").length), String((end[1] || []).filter((x) => x === "induction").length),
       String(r.ablations.length), run.mismatch.length ? "does not match" : "matches", again];

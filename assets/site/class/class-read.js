@@ -13,6 +13,7 @@ export const MAX_BYTES = 1000000; // a report of 1,500 steps at h = 16 is under 
 export const TOLERANCE = { lossRel: 1e-4, positions: 5 };
 
 const who = (r) => r.student.trim().replace(/\s+/g, " ").toLowerCase();
+const graded = (p) => p.grade === "right" || p.grade === "wrong";
 
 // What an experiment's link says about its run: whichever of h, d_k, seed,
 // steps, layers, warmup and identical it names (in its query or after #).
@@ -53,7 +54,7 @@ function contradiction(r, ctx) {
   if (bad || r.roles.steps.length !== r.roles.heads.length) { return "its roles are not one per head (h = " + s.h + ") at each read-out"; }
   const phase = phaseStep(c.steps, c.accuracy, ctx.ruleLookup);
   if (phase !== r.phase_step) { return "its phase-change step " + r.phase_step + " does not follow from its own curves (" + phase + ")"; }
-  const p = r.predictions.find((q) => q.id === "phase_step" && q.grade !== "waiting");
+  const p = r.predictions.find((q) => q.id === "phase_step" && graded(q));
   if (p && p.value !== phase) { return "its phase-change prediction was graded against " + p.value + ", not its run's " + phase; }
   if (ctx.paramCount && r.model.params !== ctx.paramCount(s.d_model)) {
     return "its model has " + r.model.params + " parameters; a model of d_model " + s.d_model + " has " + ctx.paramCount(s.d_model);
@@ -159,7 +160,7 @@ export function classStats(runs) {
   rs.filter((r) => r.settings.d_model === 64 && r.phase_step !== null).forEach((r) => {
     (byH[r.settings.h] = byH[r.settings.h] || []).push(r.phase_step);
   });
-  const preds = rs.map((r) => r.predictions.find((p) => p.id === "phase_step")).filter((p) => p && p.grade !== "waiting");
+  const preds = rs.map((r) => r.predictions.find((p) => p.id === "phase_step")).filter((p) => p && graded(p));
   const prevIn = {};
   rs.forEach((r) => { const k = layersWith(r, "previous"); prevIn[k] = (prevIn[k] || 0) + 1; });
   const l1off = rs.map((r) => {

@@ -38,9 +38,10 @@ export function curves(report, ruleLookup) {
 function predictionsTable(report) {
   if (!report.predictions.length) { return el("p", { text: "No prediction was made before this run." }); }
   const rows = report.predictions.map((p) => el("tr", { class: "mha-grade-" + p.grade }, [
-    el("td", { text: p.id }), el("td", { text: p.answer }),
-    el("td", { text: p.value === null ? (p.grade === "waiting" ? "not read yet" : "none") : String(p.value) }),
-    el("td", { text: p.grade })]));
+    el("td", { text: p.id }), el("td", { text: p.prediction }),
+    el("td", { text: p.grade === "waiting" ? "not read yet" : p.grade === "not_applicable" ? "not graded on this run" :
+      (p.answer || "–") + (p.value === null ? "" : " (" + p.value + ")") }),
+    el("td", { text: p.grade.replace("_", " ") })]));
   return el("table", { class: "mha-report-grades" }, [
     el("caption", { text: "Predictions, and the run's read-out each was graded against" }),
     el("thead", {}, [el("tr", {}, ["question", "predicted", "the run", "grade"].map((t) => el("th", { scope: "col", text: t })))]),

@@ -118,7 +118,10 @@ function need(cond, what) { if (!cond) { throw new Error("cannot build the repor
 //                  previous, lookup], roles: [[role of each head] per layer]}
 //   ruleLookup     the previous-word rule's lookup accuracy (the manifest's
 //                  train.baselines["previous word"].lookup)
-//   predictions    [{id, answer, value, grade}] (grade: right | wrong | waiting)
+//   predictions    what the lab's grade.js returns, one a question: {id,
+//                  prediction (the student's answer), answer (the run's),
+//                  value (the read-out), status: right | wrong | waiting |
+//                  not_applicable}
 //   ablations      [{step, off: ["L1H2", ...], accuracy: [all, previous, lookup]}]
 //   weights        the model's float32 tensors (or one Float32Array)
 //   created        optional: an ISO time (default: now)
@@ -152,8 +155,8 @@ export async function buildReport(run) {
     phase_step: phaseStep(steps, accuracy, run.ruleLookup),
     roles: { steps: evals.filter((e) => e.roles).map((e) => e.step), heads: evals.filter((e) => e.roles).map((e) => e.roles) },
     predictions: (run.predictions || []).map((p) => ({
-      id: String(p.id), answer: String(p.answer), value: p.value === undefined ? null : p.value,
-      grade: p.grade || "waiting",
+      id: String(p.id), prediction: String(p.prediction), answer: p.answer == null ? null : String(p.answer),
+      value: p.value === undefined ? null : p.value, grade: p.status || p.grade || "waiting",
     })),
     ablations: (run.ablations || []).map((a) => ({
       step: a.step, off: a.off.slice(), accuracy: a.accuracy.map(roundAcc),
