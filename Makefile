@@ -27,6 +27,7 @@ book: $(VENV)/.book-deps
 	@$(MAKE) --no-print-directory -j3 _generated/.stamp slides handouts
 	rm -rf _build/html/_static/explorer-data
 	cp -R _generated/explorer-data _build/html/_static/explorer-data
+	$(BIN)/python scripts/class_reference.py  # the book's runs, for the class page
 	@echo "Built: open _build/html/index.html in a browser"
 
 # The site's pages, every chapter executed (`make book` also adds the explorer's
