@@ -27,7 +27,9 @@ import matplotlib
 import numpy as np
 import torch
 
+import mhacourse
 from mhacourse import book_runs, web_export
+from mhacourse.checks import predictions
 
 ROOT = Path(__file__).resolve().parents[1]
 OUT = ROOT / "_generated" / "explorer-data"
@@ -50,6 +52,10 @@ def main(argv: list[str]) -> int:
     torch.set_num_threads(1)
     t, cpu, load = time.perf_counter(), cpu_seconds(), os.getloadavg()[0]
     manifest = web_export.build(out, workers=args.workers)
+    # the phase change's rule, from the question bank (its one source): the
+    # trainer marks the phase change with the margin the grades use
+    manifest["train"]["phase_margin"] = predictions.questions()["constants"]["phase_margin"]
+    manifest["train"]["course_version"] = mhacourse.__version__  # a model file and a report record it
     # the heatmaps' colour map: matplotlib's viridis, as in the chapters' figures
     rgb = np.round(255 * matplotlib.colormaps["viridis"](np.linspace(0, 1, 256))[:, :3])
     cmap = json.dumps(rgb.astype(int).tolist(), separators=(",", ":"))

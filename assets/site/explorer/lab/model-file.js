@@ -129,3 +129,25 @@ export function writeModelFile(run, spec) {
     course_version: String(run.courseVersion || ""), accuracy: Number.isFinite(run.accuracy) ? run.accuracy : null };
   return writeSafetensors({ config: JSON.stringify(config), extra: JSON.stringify(extra) }, tensors);
 }
+
+// The experiment a model file read by readModelFile stands for, in the
+// link's terms (link.js): {h, d_k, seed, layers, warmup, identical, steps
+// (the run's length), step (the steps it was trained)}; stepsFor: the
+// manifest's steps_for, for a file that does not say. A seed the page
+// cannot take (over 999) is read as 0.
+export function experimentOf(model, stepsFor) {
+  const c = model.config, x = model.extra || {}, knobs = x.knobs || {};
+  const whole = (v, hi) => Number.isSafeInteger(v) && v >= 0 && v <= hi;
+  const seedOf = model.init ? model.init.seed : x.seed;
+  const steps = whole(x.steps, 1e6) && x.steps > 0 ? x.steps : stepsFor[String(c.h * c.d_k)];
+  return { h: c.h, d_k: c.d_k, budget: false, seed: whole(seedOf, 999) ? seedOf : 0, layers: model.layers,
+    warmup: c.warmup !== 0, identical: knobs.identical === true, steps: steps,
+    step: model.init ? 0 : whole(x.trained_steps, 1e6) ? x.trained_steps : steps };
+}
+
+// The spec (this file's header) from the manifest's training entry and
+// the tokenizer's max_len.
+export function specOf(train, maxLen) {
+  return { params: train.params, limits: train.limits, n_layers: train.n_layers, vocab_size: train.vocab_size,
+    max_len: maxLen, warmup: train.warmup, batch: train.batch };
+}
