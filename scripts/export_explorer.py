@@ -55,7 +55,8 @@ def main(argv: list[str]) -> int:
     # the phase change's rule, from the question bank (its one source): the
     # trainer marks the phase change with the margin the grades use
     manifest["train"]["phase_margin"] = predictions.questions()["constants"]["phase_margin"]
-    manifest["train"]["course_version"] = mhacourse.__version__  # a model file and a report record it
+    # the course's version, which a model file and a report record
+    manifest["train"]["course_version"] = mhacourse.__version__
     # the heatmaps' colour map: matplotlib's viridis, as in the chapters' figures
     rgb = np.round(255 * matplotlib.colormaps["viridis"](np.linspace(0, 1, 256))[:, :3])
     cmap = json.dumps(rgb.astype(int).tolist(), separators=(",", ":"))

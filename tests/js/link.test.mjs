@@ -14,12 +14,12 @@ const LIMITS = { h_max: 16, d_k_min: 2, d_k_max: 64, d_model_max: 256, max_steps
 
 test("a link round-trips every field", () => {
   const e = { h: 8, d_k: 8, budget: true, seed: 7, steps: 640, layers: 1, warmup: false, identical: true,
-    off: [[1, 2], [1, 8]], text: "a b c, a b — «ça» & <b>", predict: { one_layer: "no", phase_step: "never" } };
+    clip: false, off: [[1, 2], [1, 8]], text: "a b c, a b — «ça» & <b>", predict: { one_layer: "no", phase_step: "never" } };
   const r = decodeExperiment(encodeExperiment(e), LIMITS, bank);
   assert.equal(r.ignored, "");
   assert.deepEqual(r.experiment, e);
   assert.equal(pythonLine(r.experiment, 2),
-    "model, metrics = tm.train(tm.TinyConfig(h=8, d_k=8, n_layers=1, warmup=0), steps=640, seed=7, identical_heads=True)");
+    "model, metrics = tm.train(tm.TinyConfig(h=8, d_k=8, n_layers=1, warmup=0), steps=640, seed=7, identical_heads=True, clip=None)");
   const plain = decodeExperiment("", LIMITS, bank, { h: 1, d_k: 64 });
   assert.deepEqual(plain, { experiment: defaultExperiment(LIMITS, { h: 1, d_k: 64 }), ignored: "" });
   assert.equal(pythonLine(plain.experiment, 2), "model, metrics = tm.train(tm.TinyConfig(h=1, d_k=64), steps=800, seed=0)");

@@ -42,7 +42,7 @@ export class Lab {
   // page's address (a link) and keeps it up to date.
   constructor(P, box) {
     this.P = P;
-    this.owner = P.index === 0 && !document.querySelector(".mha-lab[data-address]");
+    this.owner = P.index === 0 && !P.headless && !document.querySelector(".mha-lab[data-address]");
     this.predictions = {};
     this.ablations = [];
     this.grades = [];

@@ -8,18 +8,19 @@
 //
 //   ?v=1&h=4&dk=16&budget=0&seed=0&steps=800&layers=2&warmup=1&identical=0
 //    &off=1.2,2.3&text=the+cat+sat&predict=phase_step:200_399,one_layer:no
+//   (&clip=0 when gradients are not clipped: tm.train(..., clip=None))
 
 export const LINK_VERSION = 1;
 const MAX_LINK = 4000; // characters: a longer address is not one this page wrote
 const MAX_TEXT = 200; // characters of the sentence
 const SEED_MAX = 999; // the seed box's range
-const KEYS = ["v", "h", "dk", "budget", "seed", "steps", "layers", "warmup", "identical", "off", "text", "predict"];
+const KEYS = ["v", "h", "dk", "budget", "seed", "steps", "layers", "warmup", "identical", "clip", "off", "text", "predict"];
 
 // The experiment the page starts with when a link says nothing (start:
 // the panel's own defaults, e.g. {h: 1, d_k: 64}, override these).
 export function defaultExperiment(limits, start) {
   const e = { h: 4, d_k: 16, budget: false, seed: 0, steps: 0, layers: limits.n_layers, warmup: true,
-    identical: false, off: [], text: "the cat sat on the mat because the cat was tired", predict: {} };
+    identical: false, clip: true, off: [], text: "the cat sat on the mat because the cat was tired", predict: {} };
   Object.keys(e).forEach((k) => { if (start && Object.prototype.hasOwnProperty.call(start, k)) { e[k] = start[k]; } });
   e.steps = e.steps || stepsFor(limits, e.h * e.d_k);
   return e;
@@ -37,6 +38,7 @@ export function encodeExperiment(e) {
   const predict = Object.keys(e.predict || {}).sort().map((k) => k + ":" + e.predict[k]).join(",");
   const parts = [["v", LINK_VERSION], ["h", e.h], ["dk", e.d_k], ["budget", e.budget ? 1 : 0], ["seed", e.seed],
     ["steps", e.steps], ["layers", e.layers], ["warmup", e.warmup ? 1 : 0], ["identical", e.identical ? 1 : 0]];
+  if (e.clip === false) { parts.push(["clip", 0]); }
   if (off) { parts.push(["off", off]); }
   if (e.text) { parts.push(["text", e.text]); }
   if (predict) { parts.push(["predict", predict]); }
@@ -94,7 +96,7 @@ export function decodeExperiment(search, limits, bank, start) {
     const n = wholeIn(get(k), lo, hi);
     if (n === null) { ignored.push(k); } else { e[k] = n; }
   });
-  ["warmup", "identical"].forEach((k) => {
+  ["warmup", "identical", "clip"].forEach((k) => {
     if (get(k) === null) { return; }
     const b = flag(get(k));
     if (b === null) { ignored.push(k); } else { e[k] = b; }
@@ -147,5 +149,5 @@ export function pythonLine(e, nLayers) {
   if (e.layers && e.layers !== nLayers) { cfg += ", n_layers=" + e.layers; }
   if (e.warmup === false) { cfg += ", warmup=0"; }
   return "model, metrics = tm.train(tm.TinyConfig(" + cfg + "), steps=" + e.steps + ", seed=" + e.seed +
-    (e.identical ? ", identical_heads=True" : "") + ")";
+    (e.identical ? ", identical_heads=True" : "") + (e.clip === false ? ", clip=None" : "") + ")";
 }
