@@ -57,6 +57,8 @@ def main(argv: list[str]) -> int:
     manifest["train"]["phase_margin"] = predictions.questions()["constants"]["phase_margin"]
     # the course's version, which a model file and a report record
     manifest["train"]["course_version"] = mhacourse.__version__
+    # manifest.json as web_export wrote it, with these two
+    (out / "manifest.json").write_text(json.dumps(manifest, indent=1))
     # the heatmaps' colour map: matplotlib's viridis, as in the chapters' figures
     rgb = np.round(255 * matplotlib.colormaps["viridis"](np.linspace(0, 1, 256))[:, :3])
     cmap = json.dumps(rgb.astype(int).tolist(), separators=(",", ":"))
