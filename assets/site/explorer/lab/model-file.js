@@ -146,8 +146,12 @@ export function experimentOf(model, stepsFor) {
 }
 
 // The spec (this file's header) from the manifest's training entry and
-// the tokenizer's max_len.
+// the tokenizer's max_len (the manifest's batch is [sequences, length];
+// TinyConfig's batch is the sequences; the warm-up's steps are the
+// warm-up knob's "on" value).
 export function specOf(train, maxLen) {
+  const knob = (train.knobs || []).find((k) => k.input === "warmup"); // its "on": the warm-up's steps
   return { params: train.params, limits: train.limits, n_layers: train.n_layers, vocab_size: train.vocab_size,
-    max_len: maxLen, warmup: train.warmup, batch: train.batch };
+    max_len: maxLen, warmup: train.warmup !== undefined ? train.warmup : knob && knob.on,
+    batch: Array.isArray(train.batch) ? train.batch[0] : train.batch };
 }
