@@ -123,6 +123,11 @@ def test_a_link_round_trips_and_the_model_leaves_the_page(live_page, tmp_path): 
         a.close()
     b = open_link(live_page, url[url.index("?"):])
     try:
+        restored = b.evaluate(f"{PANEL}.lab.timings.ready")
+        built = b.evaluate("performance.now()")
+        print(f"\nopening the link: controls and predictions restored at {restored:.0f} ms, "
+              f"the model built (ready to train) by {built:.0f} ms "
+              f"(load average {os.getloadavg()[0]:.1f})")
         assert controls(b) == before
         train(b)
         assert b.evaluate(f"{PANEL}.losses") == losses

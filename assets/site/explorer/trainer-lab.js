@@ -80,6 +80,7 @@ export class Lab {
         if (got.ignored) { this.line.textContent = got.ignored; }
       }
       this.refresh();
+      this.timings.ready = performance.now(); // since the page began to load: the link restored, the questions shown
     }).catch((err) => {
       this.form.textContent = "The questions did not load (" + err.message + "); rebuild the site with `make book`.";
     });
