@@ -234,3 +234,40 @@ def test_a_model_file_opens_with_the_package_roles_and_bad_files_get_one_line(li
         p.close()
     assert live_page.blocked == []
     assert torch.isfinite(next(model.parameters())).all()
+
+
+def test_export_report_then_the_class_page_reruns_its_link(live_page, tmp_path):  # noqa: F811
+    """The trainer's Export report (issue 38) after a short run; the class
+    page reads the file and re-runs its link with the trainer's engine
+    (class/rerun.js), within the page's stated tolerance."""
+    p = open_link(live_page, "?v=1&h=2&dk=8&seed=4&steps=40&predict=phase_step:never")
+    try:
+        train(p)
+        box = p.locator(".mha-train-panel").first
+        box.locator("input[id$='-report-name']").fill("Ada")
+        with p.expect_download() as dl:
+            box.locator(".mha-report-export").click()
+        path = tmp_path / dl.value.suggested_filename
+        dl.value.save_as(path)
+        report = json.loads(path.read_text())
+        assert report["settings"]["h"] == 2 and report["step"] == 40
+        assert len(report["curves"]["loss"]) == 40
+        assert [g["id"] for g in report["predictions"]] == ["phase_step"]
+    finally:
+        p.close()
+    c = live_page.page.context.new_page()
+    c.on("pageerror", lambda e: live_page.errors.append(str(e)))
+    try:
+        c.goto(f"{live_page.base}/chapters/class.html")
+        c.wait_for_function("document.querySelector('#mha-class-files')", timeout=30_000)
+        c.set_input_files("#mha-class-files", [str(path)])
+        c.wait_for_function(
+            "document.querySelector('.mha-class-status').textContent.includes('1 reports shown')")
+        row = c.locator(".mha-class-table tbody tr").first
+        assert row.locator("td").nth(-2).inner_text() == "matches"
+        row.locator(".mha-class-rerun").click()
+        note = row.locator(".mha-class-rerun-note")
+        note.filter(has_text="agrees").wait_for(timeout=180_000)
+        print("\nthe class page's re-run: " + note.inner_text())
+    finally:
+        c.close()
