@@ -52,7 +52,7 @@ function contradiction(r, ctx) {
   }
   const bad = r.roles.heads.find((layers) => layers.length > 8 || layers.some((row) => row.length !== s.h));
   if (bad || r.roles.steps.length !== r.roles.heads.length) { return "its roles are not one per head (h = " + s.h + ") at each read-out"; }
-  const phase = phaseStep(c.steps, c.accuracy, ctx.ruleLookup);
+  const phase = phaseStep(c.steps, c.accuracy, ctx.ruleLookup, ctx.margin);
   if (phase !== r.phase_step) { return "its phase-change step " + r.phase_step + " does not follow from its own curves (" + phase + ")"; }
   const p = r.predictions.find((q) => q.id === "phase_step" && graded(q));
   if (p && p.value !== phase) { return "its phase-change prediction was graded against " + p.value + ", not its run's " + phase; }

@@ -62,7 +62,7 @@ export async function mountClass(root, opts = {}) {
   const page = { runner: opts.runner || null, files: new Map(), lastOpenMs: null, result: null };
   const positions = man.train.heldout_n * (man.train.batch[1] - 1);
   const ruleLookup = man.train.baselines["previous word"].lookup;
-  const ctx = { schema, build: await buildId(man), ruleLookup, paramCount: paramCounter(man), parseLink: opts.parseLink || parseLink };
+  const ctx = { schema, build: await buildId(man), ruleLookup, margin: man.train.phase_margin, paramCount: paramCounter(man), parseLink: opts.parseLink || parseLink };
 
   const input = el("input", { type: "file", id: "mha-class-files", multiple: "", accept: ".json,application/json" });
   const clear = el("button", { type: "button", class: "mha-class-clear", text: "Clear" });

@@ -10,7 +10,9 @@ export const REPORT_FORMAT = "mhacourse-report";
 export const REPORT_VERSION = 1;
 // The phase change: the first read-out at which held-out lookup accuracy is
 // more than PHASE_MARGIN above the previous-word rule's. The trainer's rule
-// (trainer-readout.js) and the question bank's constants.phase_margin.
+// (trainer-readout.js) and the question bank's constants.phase_margin; the
+// pages pass the manifest's train.phase_margin (the bank's, copied by the
+// build), and this value stands only where none is given.
 export const PHASE_MARGIN = 0.10;
 // How a report rounds its numbers (readable JSON, and small): losses to 6
 // significant digits, accuracies to 6 decimals (one scored position of the
@@ -118,6 +120,8 @@ function need(cond, what) { if (!cond) { throw new Error("cannot build the repor
 //                  previous, lookup], roles: [[role of each head] per layer]}
 //   ruleLookup     the previous-word rule's lookup accuracy (the manifest's
 //                  train.baselines["previous word"].lookup)
+//   margin         optional: the phase change's margin (the manifest's
+//                  train.phase_margin, the question bank's; default PHASE_MARGIN)
 //   predictions    what the lab's grade.js returns, one a question: {id,
 //                  prediction (the student's answer), answer (the run's),
 //                  value (the read-out), status: right | wrong | waiting |
@@ -152,7 +156,7 @@ export async function buildReport(run) {
     state: run.state,
     step: run.step,
     curves: { loss: run.losses.map(roundLoss), steps, accuracy },
-    phase_step: phaseStep(steps, accuracy, run.ruleLookup),
+    phase_step: phaseStep(steps, accuracy, run.ruleLookup, run.margin),
     roles: { steps: evals.filter((e) => e.roles).map((e) => e.step), heads: evals.filter((e) => e.roles).map((e) => e.roles) },
     predictions: (run.predictions || []).map((p) => ({
       id: String(p.id), prediction: String(p.prediction), answer: p.answer == null ? null : String(p.answer),

@@ -227,7 +227,7 @@ export class Lab {
       course: { version: this.version(), build: this.data.build }, settings: this.settings(),
       state: P.state, step: P.step, losses: P.losses.slice(),
       evals: P.evals.map((e) => ({ step: e.step, accuracy: e.accuracy, roles: e.roleNames })),
-      ruleLookup: MAN.train.baselines["previous word"].lookup, predictions: this.grades,
+      ruleLookup: MAN.train.baselines["previous word"].lookup, margin: MAN.train.phase_margin, predictions: this.grades,
       ablations: this.ablations.map((a) => ({ step: a.step, off: a.off.map(name), accuracy: a.accuracy })),
       weights: snap.params.map((p) => p.data), h: h };
   }
