@@ -29,6 +29,7 @@ book: $(VENV)/.book-deps
 	@$(MAKE) --no-print-directory -j3 _generated/.stamp slides handouts
 	rm -rf _build/html/_static/explorer-data
 	cp -R _generated/explorer-data _build/html/_static/explorer-data
+	$(BIN)/python scripts/class_reference.py  # the book's runs, for the class page
 	@echo "Built: open _build/html/index.html in a browser"
 
 # The site's pages, every chapter executed (`make book` also adds the explorer's
@@ -141,15 +142,15 @@ _vendor/.stamp: node_modules/.mha-stamp scripts/vendor_js.py
 # from the package (scripts/export_explorer.py: a pool of 2 processes, one job
 # per graph); `make book` copies _generated/explorer-data into _static/. The
 # export is cached by the content of what it reads (~/.cache/mhacourse, which
-# `make clean` keeps): an unchanged package and models are copied, not traced.
-_generated/.stamp: $(VENV)/.book-deps $(wildcard code/mhacourse/*.py code/mhacourse/*/*.py) $(wildcard assets/models/*) scripts/export_explorer.py
+# `make clean` keeps): an unchanged package, models and runs are copied, not traced.
+_generated/.stamp: $(VENV)/.book-deps $(wildcard code/mhacourse/*.py code/mhacourse/*/*.py) $(wildcard code/mhacourse/data/*) $(wildcard assets/models/*) $(wildcard assets/runs/*) scripts/export_explorer.py
 	rm -rf _generated
 	$(BIN)/python scripts/export_explorer.py
 	touch $@
 
 # Sphinx does not recopy changed static files when no page changed: drop the
 # HTML (not the execution cache) whenever the site's own assets change.
-_build/.site-assets: $(wildcard assets/site/*) $(wildcard assets/site/*/*) _config.yml _vendor/.stamp
+_build/.site-assets: $(wildcard assets/site/*) $(wildcard assets/site/*/*) $(wildcard assets/site/*/*/*) _config.yml _vendor/.stamp
 	rm -rf _build/html
 	mkdir -p _build && touch $@
 

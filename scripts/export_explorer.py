@@ -14,7 +14,7 @@ and CPU seconds (user + system, this process and its workers) and the load
 average, so that a time taken on a busy machine can be told apart.
 
 The export is cached by the content of what it reads: the package's source,
-the committed models (``assets/models``), this script and the versions of
+the committed models and runs (``assets/models``, ``assets/runs``), this script and the versions of
 the libraries that write the files (:func:`cache_key`). An export whose key
 is in the cache (``$MHACOURSE_CACHE``, default ``~/.cache/mhacourse``;
 ``make clean`` keeps it) is copied from there instead of being traced again,
@@ -42,7 +42,8 @@ import numpy as np
 import torch
 
 import mhacourse
-from mhacourse import catalogue, web_export
+from mhacourse import book_runs, catalogue, web_export
+from mhacourse.checks import predictions
 
 ROOT = Path(__file__).resolve().parents[1]
 OUT = ROOT / "_generated" / "explorer-data"
@@ -69,17 +70,19 @@ def cache_dir() -> Path:
 
 
 def cache_key() -> str:
-    """SHA-256 of everything the export reads: every file of the package and
-    of ``assets/models``, this script, Python's version and the versions of
-    :data:`LIBRARIES`."""
+    """SHA-256 of everything the export reads: every file of the package (its
+    source and its data: the question bank), of ``assets/models`` and of
+    ``assets/runs`` (the book's runs the lab compares with), this script,
+    Python's version and the versions of :data:`LIBRARIES`."""
     h = hashlib.sha256()
     package = Path(mhacourse.__file__).resolve().parent
-    for base, files in ((package, sorted(package.rglob("*.py"))),
-                        (catalogue.assets_dir() / "models",
-                         sorted((catalogue.assets_dir() / "models").rglob("*"))),
+    assets = catalogue.assets_dir()
+    for base, files in ((package, sorted(package.rglob("*"))),
+                        (assets / "models", sorted((assets / "models").rglob("*"))),
+                        (assets / "runs", sorted((assets / "runs").rglob("*"))),
                         (ROOT, [Path(__file__).resolve()])):
         for f in files:
-            if f.is_file():
+            if f.is_file() and "__pycache__" not in f.parts:
                 h.update(f"{f.relative_to(base)}\0".encode())
                 h.update(hashlib.sha256(f.read_bytes()).digest())
     versions = [platform.python_version()]
@@ -138,6 +141,13 @@ def main(argv: list[str]) -> int:
               f"{time.perf_counter() - t:.1f} s")
         return 0
     manifest = web_export.build(out, workers=args.workers)
+    # the phase change's rule, from the question bank (its one source): the
+    # trainer marks the phase change with the margin the grades use
+    manifest["train"]["phase_margin"] = predictions.questions()["constants"]["phase_margin"]
+    # the course's version, which a model file and a report record
+    manifest["train"]["course_version"] = mhacourse.__version__
+    # manifest.json as web_export wrote it, with these two
+    (out / "manifest.json").write_text(json.dumps(manifest, indent=1))
     # the heatmaps' colour map: matplotlib's viridis, as in the chapters' figures
     rgb = np.round(255 * matplotlib.colormaps["viridis"](np.linspace(0, 1, 256))[:, :3])
     cmap = json.dumps(rgb.astype(int).tolist(), separators=(",", ":"))
@@ -148,6 +158,8 @@ def main(argv: list[str]) -> int:
         "// Written by scripts/export_explorer.py: what the explorer and the trainer load.\n"
         f"window.mhaExplorerManifest = {json.dumps(manifest, separators=(',', ':'))};\n"
         f"window.mhaExplorerColormap = {cmap};\n")
+    # the lab's data: the question bank and the book's runs (lab/*.json)
+    book_runs.write_lab_data(out)
     size = sum(f.stat().st_size for f in out.rglob("*") if f.is_file())
     print(f"explorer data: {len(manifest['tiny'])} tiny models + MiniLM, "
           f"{size / 1e6:.1f} MB in {out.relative_to(ROOT) if out.is_relative_to(ROOT) else out}, "

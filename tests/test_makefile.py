@@ -144,7 +144,7 @@ def test_html_depends_on_the_chapter_notebooks_and_the_package_hash():
 
 @pytest.mark.parametrize("module", ["site_browser", "build_handouts", "build_slides",
                                     "execute_chapters", "colab_cell", "export_explorer",
-                                    "vendor_js"])
+                                    "vendor_js", "class_reference"])
 def test_the_book_build_imports_no_test_dependency(module):
     """`make book` runs with the book's packages only (a fresh machine's
     first command): what it imports must not need pytest (site_browser once

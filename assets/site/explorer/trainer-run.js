@@ -36,6 +36,7 @@ export class Lifecycle {
     }
     const d = c.h * c.dk;
     this.config = { h: c.h, dk: c.dk, seed: c.seed, d_model: d, steps: MAN.train.steps_for[String(d)] };
+    if (this.lab) { this.lab.configure(this.config); } // a link's steps
     this.summary.textContent = "d_model = " + c.h + " × " + c.dk + " = " + d + "; " +
       paramCount(d).toLocaleString("en-US") + " parameters; " + this.config.steps +
       " steps of " + MAN.train.batch[0] + " sequences.";

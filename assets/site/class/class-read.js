@@ -1,0 +1,184 @@
+// Reading a class's reports (the class page, class.js): each file is checked
+// against the format (report.schema.json), its own checksum, the build of
+// this site and itself; a file that fails gets one line, and the others are
+// read. Pure functions: the files' texts come in, nothing goes out (no
+// request is made with a report).
+import { REPORT_FORMAT, REPORT_VERSION, phaseStep, verifyChecksum } from "./report.js";
+import { check } from "./schema-lite.js";
+
+export const MAX_BYTES = 1000000; // a report of 1,500 steps at h = 16 is under 100 KB
+// A re-run agrees with its report when every loss is within LOSS_REL of the
+// report's (relative) and every held-out accuracy within POSITIONS scored
+// positions of the held-out set's (class.js states both, and why, on the page).
+export const TOLERANCE = { lossRel: 1e-4, positions: 5 };
+
+const who = (r) => r.student.trim().replace(/\s+/g, " ").toLowerCase();
+const graded = (p) => p.grade === "right" || p.grade === "wrong";
+
+// What an experiment's link says about its run: whichever of h, d_k, seed,
+// steps, layers, warmup and identical it names (in its query or after #).
+export function parseLink(link) {
+  let url;
+  try { url = new URL(link, "https://course.invalid/"); } catch (e) { return {}; }
+  const params = new URLSearchParams(url.search);
+  const hash = url.hash.replace(/^#/, "");
+  if (hash.includes("=")) { new URLSearchParams(hash.replace(/^[^?]*\?/, "")).forEach((v, k) => params.set(k, v)); }
+  const out = {}, int = (v) => (/^\d+$/.test(v) ? Number(v) : v);
+  const bool = (v) => (/^(1|true|on|yes)$/i.test(v) ? true : /^(0|false|off|no)$/i.test(v) ? false : v);
+  [["h", "h"], ["d_k", "d_k"], ["dk", "d_k"], ["seed", "seed"], ["steps", "steps"], ["layers", "layers"]]
+    .forEach(([k, name]) => { if (params.has(k)) { out[name] = int(params.get(k)); } });
+  ["warmup", "identical"].forEach((k) => { if (params.has(k)) { out[k] = bool(params.get(k)); } });
+  return out;
+}
+
+// The settings a report's link names and its report gives otherwise:
+// ["h: the link says 4, the report 8", ...]; [] when they agree.
+export function linkMismatch(report, parse = parseLink) {
+  const said = parse(report.link) || {};
+  return Object.keys(said).filter((k) => k in report.settings && said[k] !== report.settings[k])
+    .map((k) => k + ": the link says " + said[k] + ", the report " + report.settings[k]);
+}
+
+// How the report contradicts itself (an edit that kept the checksum, or
+// recomputed it): the first contradiction, or null.
+function contradiction(r, ctx) {
+  const s = r.settings, c = r.curves;
+  if (s.d_model !== s.h * s.d_k) { return "its d_model " + s.d_model + " is not h × d_k = " + s.h * s.d_k; }
+  if (r.step > s.steps) { return "it ran " + r.step + " steps of a " + s.steps + "-step run"; }
+  if (c.loss.length !== r.step) { return "it has " + c.loss.length + " losses for " + r.step + " steps"; }
+  if (c.steps.length !== c.accuracy.length) { return "its read-outs have " + c.steps.length + " steps and " + c.accuracy.length + " accuracies"; }
+  for (let i = 0; i < c.steps.length; i++) {
+    if (c.steps[i] > r.step || (i && c.steps[i] <= c.steps[i - 1])) { return "its read-out steps are out of order or past step " + r.step; }
+  }
+  const bad = r.roles.heads.find((layers) => layers.length > 8 || layers.some((row) => row.length !== s.h));
+  if (bad || r.roles.steps.length !== r.roles.heads.length) { return "its roles are not one per head (h = " + s.h + ") at each read-out"; }
+  const phase = phaseStep(c.steps, c.accuracy, ctx.ruleLookup, ctx.margin);
+  if (phase !== r.phase_step) { return "its phase-change step " + r.phase_step + " does not follow from its own curves (" + phase + ")"; }
+  const p = r.predictions.find((q) => q.id === "phase_step" && graded(q));
+  if (p && p.value !== phase) { return "its phase-change prediction was graded against " + p.value + ", not its run's " + phase; }
+  if (ctx.paramCount && r.model.params !== ctx.paramCount(s.d_model)) {
+    return "its model has " + r.model.params + " parameters; a model of d_model " + s.d_model + " has " + ctx.paramCount(s.d_model);
+  }
+  const a = r.ablations.find((x) => x.step > r.step);
+  return a ? "an ablation at step " + a.step + " is past the run's last step " + r.step : null;
+}
+
+// One file: {report} or {problem: one line}. text: the file's text (null
+// when it was too large to read: size says how large). ctx: {schema,
+// build, ruleLookup, paramCount}.
+export async function readReport(text, ctx, size = text ? text.length : 0) {
+  if (text === null || text.length > MAX_BYTES) {
+    return { problem: ": " + Math.round(size / 1000) + " KB, too large to be a report (at most " + MAX_BYTES / 1000 + " KB)" };
+  }
+  let r;
+  try { r = JSON.parse(text); } catch (e) { return { problem: ": not a report: not JSON (" + e.message.split("\n")[0] + ")" }; }
+  if (!r || typeof r !== "object" || r.format !== REPORT_FORMAT) { return { problem: ": not a report: it has no \"format\": \"" + REPORT_FORMAT + "\"" }; }
+  if (r.version !== REPORT_VERSION) {
+    return { problem: ": a report of format version " + JSON.stringify(r.version) + "; this page reads version " + REPORT_VERSION +
+      (r.version < REPORT_VERSION ? " (an older build of the course made it)" : "") };
+  }
+  const bad = check(ctx.schema, r);
+  if (bad) { return { problem: ": not a valid report: " + bad }; }
+  const name = " (" + r.student.trim() + ", h = " + r.settings.h + ", d_k = " + r.settings.d_k + "): ";
+  if (r.course.build !== ctx.build) {
+    return { problem: name + "a report from another build of the course (build " + r.course.build +
+      (r.course.version ? ", version " + r.course.version : "") + "; this page is build " + ctx.build +
+      "): its run may give other numbers here, so it is left out", student: r.student };
+  }
+  if (!(await verifyChecksum(r))) { return { problem: name + "edited after it was saved: its checksum does not match its content", student: r.student }; }
+  const odd = contradiction(r, ctx);
+  if (odd) { return { problem: name + "edited: " + odd, student: r.student }; }
+  return { report: r };
+}
+
+// Every file: {runs: [{file, report, mismatch}], problems: [{file, line}]}.
+// A student's second report gets a line and is left out (the first by file
+// name is kept); so does an exact copy of a file.
+export async function readClass(files, ctx) {
+  const sorted = files.slice().sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
+  const read = await Promise.all(sorted.map((f) => readReport(f.text, ctx, f.size)));
+  const runs = [], problems = [], seen = new Map();
+  read.forEach((got, i) => {
+    const file = sorted[i].name;
+    if (got.problem) { problems.push({ file, line: file + got.problem + "." }); return; }
+    const r = got.report, first = seen.get(who(r));
+    if (first) {
+      const same = first.report.checksum === r.checksum;
+      problems.push({ file, line: file + " (" + r.student + "): " + (same ? "a copy of " + first.file :
+        "a second report from " + r.student + " (the first is " + first.file + "); only the first is shown") + "." });
+      return;
+    }
+    const run = { file, report: r, mismatch: linkMismatch(r, ctx.parseLink) };
+    seen.set(who(r), run);
+    runs.push(run);
+  });
+  return { runs, problems };
+}
+
+// How close a re-run of a report's link came: the largest relative loss
+// difference and the largest accuracy difference in scored positions, over
+// the steps both have; `agrees` within TOLERANCE. rerun: {loss, steps,
+// accuracy, sha256?}; positions: the held-out set's scored positions.
+export function compareRerun(report, rerun, positions) {
+  const c = report.curves;
+  let lossRel = 0, acc = 0, n = 0;
+  const m = Math.min(c.loss.length, rerun.loss.length);
+  for (let i = 0; i < m; i++) {
+    lossRel = Math.max(lossRel, Math.abs(rerun.loss[i] - c.loss[i]) / Math.max(Math.abs(c.loss[i]), 1e-12));
+  }
+  const at = new Map(rerun.steps.map((s, i) => [s, rerun.accuracy[i]]));
+  c.steps.forEach((s, i) => {
+    const b = at.get(s);
+    if (!b) { return; }
+    n++;
+    c.accuracy[i].forEach((x, k) => { acc = Math.max(acc, Math.abs(x - b[k]) * positions); });
+  });
+  const complete = m === c.loss.length && n === c.steps.length;
+  return { lossRel, positions: acc, complete, identical: !!rerun.sha256 && rerun.sha256 === report.model.sha256,
+    agrees: complete && lossRel <= TOLERANCE.lossRel && acc <= TOLERANCE.positions };
+}
+
+const median = (xs) => {
+  const s = xs.slice().sort((a, b) => a - b), k = s.length;
+  return k ? (k % 2 ? s[(k - 1) / 2] : (s[k / 2 - 1] + s[k / 2]) / 2) : null;
+};
+
+// Which layers hold a head of `role` at the run's last read-out: "layer 1",
+// "layer 2", "both" or "neither" (the question bank's previous_layers).
+export function layersWith(report, role) {
+  const last = report.roles.heads[report.roles.heads.length - 1] || [];
+  const has = last.map((row) => row.includes(role));
+  return has[0] && has[1] ? "both" : has[0] ? "layer 1" : has[1] ? "layer 2" : "neither";
+}
+
+// The quiz key the class's runs give (the lesson's questions): counts and
+// medians over the runs shown.
+export function classStats(runs) {
+  const rs = runs.map((x) => x.report);
+  const left = rs.filter((r) => r.phase_step !== null);
+  const byH = {};
+  rs.filter((r) => r.settings.d_model === 64 && r.phase_step !== null).forEach((r) => {
+    (byH[r.settings.h] = byH[r.settings.h] || []).push(r.phase_step);
+  });
+  const preds = rs.map((r) => r.predictions.find((p) => p.id === "phase_step")).filter((p) => p && graded(p));
+  const prevIn = {};
+  rs.forEach((r) => { const k = layersWith(r, "previous"); prevIn[k] = (prevIn[k] || 0) + 1; });
+  const l1off = rs.map((r) => {
+    const all = Array.from({ length: r.settings.h }, (_, i) => "L1H" + (i + 1));
+    const a = r.ablations.filter((x) => x.off.length === all.length && all.every((n) => x.off.includes(n))).pop();
+    return a ? a.accuracy[2] : null;
+  }).filter((x) => x !== null);
+  const bySize = {};
+  rs.forEach((r) => { const k = r.settings.h + "x" + r.settings.d_k; (bySize[k] = bySize[k] || []).push(r); });
+  const biggest = Object.keys(bySize).sort((a, b) => bySize[b].length - bySize[a].length || (a < b ? -1 : 1))[0];
+  const steps = biggest ? bySize[biggest].map((r) => r.phase_step).filter((x) => x !== null) : [];
+  return {
+    runs: rs.length, left: left.length,
+    medianByH: Object.keys(byH).map(Number).sort((a, b) => a - b).map((h) => ({ h, median: median(byH[h]), n: byH[h].length })),
+    predicted: preds.length, right: preds.filter((p) => p.grade === "right").length,
+    previousIn: prevIn,
+    layer1Off: { n: l1off.length, median: median(l1off) },
+    spread: biggest ? { size: biggest, n: bySize[biggest].length, lo: steps.length ? Math.min(...steps) : null,
+      hi: steps.length ? Math.max(...steps) : null, never: bySize[biggest].length - steps.length } : null,
+  };
+}

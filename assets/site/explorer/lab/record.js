@@ -1,0 +1,75 @@
+// The record of a page run that grade.js grades (its format: grade.js's
+// header), made from what the trainer panel already holds: its settings,
+// its step, the read-outs the read-out worker returned (each
+// {step, accuracy: [overall, previous, lookup], stats: layers*h*5 numbers,
+// layers, h, roleNames, circuits: {comp_q, comp_k, comp_v, comp_baseline}})
+// and the ablations read on the model. Pure functions; no DOM, no globals.
+
+const KINDS = ["q", "k", "v"];
+const STATS = 5;
+
+const finite = (xs) => Array.isArray(xs) && xs.every((x) => typeof x === "number" && Number.isFinite(x));
+
+function largest(xs) {
+  return finite(xs) && xs.length ? xs.reduce((a, b) => Math.max(a, b), -Infinity) : null;
+}
+
+// The panel's switched-off heads ({layer * h + head: true}, from 0) as
+// [[layer, head], ...] from 1, sorted: the record's and the link's form.
+export function offPairs(off, h) {
+  return Object.keys(off || {}).filter((k) => off[k]).map(Number)
+    .filter((k) => Number.isInteger(k) && k >= 0).sort((a, b) => a - b)
+    .map((k) => [Math.floor(k / h) + 1, (k % h) + 1]);
+}
+
+// stats (layers * h * 5 numbers) as [layer][head][5].
+function statsTable(stats, layers, h) {
+  const out = [];
+  for (let l = 0; l < layers; l++) {
+    const row = [];
+    for (let i = 0; i < h; i++) { row.push(stats.slice((l * h + i) * STATS, (l * h + i + 1) * STATS)); }
+    out.push(row);
+  }
+  return out;
+}
+
+function finalOf(e) {
+  if (!e || !finite(e.stats) || e.stats.length !== e.layers * e.h * STATS) { return null; }
+  const f = { step: e.step, stats: statsTable(e.stats, e.layers, e.h), composition: null, baseline: null };
+  const c = e.circuits;
+  if (c && finite(c.comp_baseline) && c.comp_baseline.length === 3) {
+    const comp = KINDS.map((k) => largest(c["comp_" + k]));
+    if (comp.every((v) => v !== null)) {
+      f.composition = { q: comp[0], k: comp[1], v: comp[2] };
+      f.baseline = { q: c.comp_baseline[0], k: c.comp_baseline[1], v: c.comp_baseline[2] };
+    }
+  }
+  return f;
+}
+
+// The record of a run. settings: {h, d_k, seed, steps, layers, warmup,
+// identical}; step: the steps done; ruleLookup: the manifest's
+// train.baselines["previous word"].lookup; readouts: the panel's read-outs
+// (any order; one with a number that is not finite is left out, as the
+// page never draws it); ablations: [{step, off: [[layer, head]] from 1,
+// accuracy: [overall, previous, lookup]}].
+export function recordFromReadouts({ settings, step, ruleLookup, readouts, ablations }) {
+  const evals = (readouts || []).filter((e) => e && Number.isInteger(e.step) && finite(e.accuracy) &&
+    e.accuracy.length === 3 && Array.isArray(e.roleNames)).slice().sort((a, b) => a.step - b.step);
+  const history = [];
+  evals.forEach((e) => {
+    if (history.length && history[history.length - 1].step === e.step) { return; } // read once
+    history.push({ step: e.step, lookup: e.accuracy[2], roles: e.roleNames });
+  });
+  const last = evals[evals.length - 1];
+  return {
+    settings: { h: settings.h, d_k: settings.d_k, seed: settings.seed, steps: settings.steps,
+      layers: settings.layers, warmup: settings.warmup, identical: settings.identical },
+    step: step,
+    rule_lookup: ruleLookup,
+    history: history,
+    final: last && last.step === step ? finalOf(last) : null,
+    ablations: (ablations || []).filter((a) => a && finite(a.accuracy) && a.accuracy.length === 3)
+      .map((a) => ({ step: a.step, off: a.off, lookup: a.accuracy[2] })),
+  };
+}
