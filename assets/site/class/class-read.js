@@ -16,7 +16,8 @@ const who = (r) => r.student.trim().replace(/\s+/g, " ").toLowerCase();
 const graded = (p) => p.grade === "right" || p.grade === "wrong";
 
 // What an experiment's link says about its run: whichever of h, d_k, seed,
-// steps, layers, warmup and identical it names (in its query or after #).
+// steps, layers, warmup, identical and clip it names (in its query or after
+// #; the lab's link.js writes ?v=1&h=4&dk=16&...&warmup=1&identical=0).
 export function parseLink(link) {
   let url;
   try { url = new URL(link, "https://course.invalid/"); } catch (e) { return {}; }
@@ -27,7 +28,7 @@ export function parseLink(link) {
   const bool = (v) => (/^(1|true|on|yes)$/i.test(v) ? true : /^(0|false|off|no)$/i.test(v) ? false : v);
   [["h", "h"], ["d_k", "d_k"], ["dk", "d_k"], ["seed", "seed"], ["steps", "steps"], ["layers", "layers"]]
     .forEach(([k, name]) => { if (params.has(k)) { out[name] = int(params.get(k)); } });
-  ["warmup", "identical"].forEach((k) => { if (params.has(k)) { out[k] = bool(params.get(k)); } });
+  ["warmup", "identical", "clip"].forEach((k) => { if (params.has(k)) { out[k] = bool(params.get(k)); } });
   return out;
 }
 

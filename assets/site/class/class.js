@@ -14,7 +14,7 @@
 // a promise of {loss, steps, accuracy, sha256}.
 import { MAX_BYTES, TOLERANCE, classStats, compareRerun, parseLink, readClass } from "./class-read.js";
 import { charts, lists, quiz, table } from "./class-draw.js";
-import { reportView } from "./report-view.js";
+import { printReport, reportView } from "./report-view.js";
 import { buildId } from "./report.js";
 import { el } from "./svg.js";
 
@@ -83,7 +83,9 @@ export async function mountClass(root, opts = {}) {
     detail.textContent = "";
     const close = el("button", { type: "button", class: "mha-class-close", text: "Close" });
     close.addEventListener("click", () => { detail.textContent = ""; });
-    detail.append(el("h2", { text: run.report.student + "'s report (" + run.file + ")" }), reportView(run.report, ruleLookup), close);
+    const print = el("button", { type: "button", class: "mha-class-close", text: "Print this report" });
+    print.addEventListener("click", () => printReport(run.report, ruleLookup));
+    detail.append(el("h2", { text: run.report.student + "'s report (" + run.file + ")" }), reportView(run.report, ruleLookup), print, " ", close);
     detail.scrollIntoView({ block: "nearest" });
   };
 
