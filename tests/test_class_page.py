@@ -7,6 +7,7 @@ re-run came."""
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import math
 import re
@@ -21,6 +22,7 @@ from site_browser import ROOT, SITE, offline_page, serve
 
 CLASS = ROOT / "assets" / "site" / "class"
 PAGE = "chapters/class.html"
+SCRIPT = ROOT / "scripts" / "class_reference.py"
 SCHEMA = json.loads((CLASS / "report.schema.json").read_text())
 
 
@@ -399,3 +401,34 @@ def test_a_trainer_panel_makes_the_report_its_run_gives(opened):
     assert got["settings"] == r["settings"] and got["curves"] == r["curves"]
     assert got["phase_step"] == r["phase_step"] and got["roles"] == r["roles"]
     assert got["model"]["params"] == 5
+
+
+def test_the_labs_table_of_book_runs_gives_the_same_reference(opened):
+    """When the lab's table of the book's runs (mhacourse.book_runs, issue 35)
+    is in the site, the class page can read it instead of
+    scripts/class_reference.py's file: the same runs, phase steps and sweep.
+    Here the table is made from the reference file's own runs."""
+    spec = importlib.util.spec_from_file_location("class_reference", SCRIPT)
+    script = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(script)
+    ref = script.reference()
+    table = {
+        "rule_lookup": ref["rule_lookup"],
+        "phase_margin": ref["phase_margin"],
+        "runs": [
+            {"name": p["name"], "source": "assets/models/metrics.json" if p["source"] == "grid"
+             else f"assets/runs/{p['name']}.json", "h": p["h"], "d_k": p["d_k"], "seed": p["seed"],
+             "steps": p["steps"], "every": p["every"], "layers": p["knobs"].get("layers", 2),
+             "warmup": p["knobs"].get("warmup", True),
+             "identical": p["knobs"].get("identical", False),
+             "phase_step": p["phase_step"]}
+            for p in ref["points"]
+        ],
+        "sweep": {"steps": 800, "runs": [{k: s[k] for k in ("h", "d_k", "seed", "lookup")}
+                                         for s in ref["sweep"]]},
+    }
+    got = opened["page"].evaluate(
+        "t => import('../_static/class/class-read.js').then(m => m.referenceFromBookRuns(t))", table
+    )
+    assert got["points"] == ref["points"]
+    assert got["sweep"] == ref["sweep"]

@@ -139,6 +139,21 @@ export function compareRerun(report, rerun, positions) {
     agrees: complete && lossRel <= TOLERANCE.lossRel && acc <= TOLERANCE.positions };
 }
 
+// The book's runs as the class page draws them ({points, sweep}), from the
+// lab's table (explorer-data/lab/book_runs.json, mhacourse.book_runs) when
+// the site has it: the same runs and rule as scripts/class_reference.py.
+export function referenceFromBookRuns(t) {
+  const knobs = (r) => Object.assign({}, r.layers !== 2 ? { layers: r.layers } : {}, r.warmup ? {} : { warmup: false },
+    r.identical ? { identical: true } : {});
+  return {
+    rule_lookup: t.rule_lookup, phase_margin: t.phase_margin,
+    points: t.runs.map((r) => ({ source: /metrics/.test(r.source) ? "grid" : "chapter 11", name: r.name, h: r.h, d_k: r.d_k,
+      seed: r.seed, steps: r.steps, every: r.every, knobs: knobs(r), phase_step: r.phase_step })),
+    sweep: t.sweep.runs.map((r) => ({ source: "chapter 8", h: r.h, d_k: r.d_k, seed: r.seed, steps: t.sweep.steps,
+      lookup: r.lookup, left: r.lookup > t.rule_lookup + t.phase_margin })),
+  };
+}
+
 const median = (xs) => {
   const s = xs.slice().sort((a, b) => a - b), k = s.length;
   return k ? (k % 2 ? s[(k - 1) / 2] : (s[k / 2 - 1] + s[k / 2]) / 2) : null;
