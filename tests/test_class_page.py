@@ -7,6 +7,7 @@ re-run came."""
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import math
 import re
@@ -21,6 +22,7 @@ from site_browser import ROOT, SITE, offline_page, serve
 
 CLASS = ROOT / "assets" / "site" / "class"
 PAGE = "chapters/class.html"
+SCRIPT = ROOT / "scripts" / "class_reference.py"
 SCHEMA = json.loads((CLASS / "report.schema.json").read_text())
 
 
@@ -370,3 +372,63 @@ def test_export_then_the_class_page_reads_it(opened, tmp_path):
         "document.querySelector('.mha-class-status').textContent.includes('31 reports shown')"
     )
     assert p.locator(".mha-class-table tbody tr").last.locator("th").inner_text() == "Student 31"
+
+
+def test_a_trainer_panel_makes_the_report_its_run_gives(opened):
+    """report-panel.js runFromPanel reads a trainer panel's fields (config,
+    knobs, losses, evals with roleNames, the previous-word baseline, the
+    worker's copy of the weights): the report built from a panel holding a
+    generated report's run has that report's settings, curves and phase."""
+    p, r = opened["page"], opened["reports"][4]
+    got = p.evaluate(
+        """async (r) => {
+        const { runFromPanel } = await import('../_static/class/report-panel.js');
+        const { buildReport } = await import('../_static/class/report.js');
+        const man = await (await fetch('../_static/explorer-data/manifest.json')).json();
+        const s = r.settings;
+        const P = { config: { h: s.h, dk: s.d_k, seed: s.seed, steps: s.steps },
+            stepsTotal: s.steps, state: r.state, step: r.step, losses: r.curves.loss,
+            knobs: { layers: s.layers, warmup: s.warmup, identical: s.identical },
+            evals: r.curves.steps.map((x, i) => ({ step: x, accuracy: r.curves.accuracy[i],
+                roleNames: r.roles.heads[i] })),
+            base: { previousWord: [0, 1, man.train.baselines['previous word'].lookup] },
+            snapshot: { params: [{ data: new Float32Array(5), dims: [5] }] } };
+        const run = runFromPanel(P, { link: r.link, course: r.course });
+        return buildReport(Object.assign(run, { student: 'X' }));
+    }""",
+        r,
+    )
+    assert got["settings"] == r["settings"] and got["curves"] == r["curves"]
+    assert got["phase_step"] == r["phase_step"] and got["roles"] == r["roles"]
+    assert got["model"]["params"] == 5
+
+
+def test_the_labs_table_of_book_runs_gives_the_same_reference(opened):
+    """When the lab's table of the book's runs (mhacourse.book_runs, issue 35)
+    is in the site, the class page can read it instead of
+    scripts/class_reference.py's file: the same runs, phase steps and sweep.
+    Here the table is made from the reference file's own runs."""
+    spec = importlib.util.spec_from_file_location("class_reference", SCRIPT)
+    script = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(script)
+    ref = script.reference()
+    table = {
+        "rule_lookup": ref["rule_lookup"],
+        "phase_margin": ref["phase_margin"],
+        "runs": [
+            {"name": p["name"], "source": "assets/models/metrics.json" if p["source"] == "grid"
+             else f"assets/runs/{p['name']}.json", "h": p["h"], "d_k": p["d_k"], "seed": p["seed"],
+             "steps": p["steps"], "every": p["every"], "layers": p["knobs"].get("layers", 2),
+             "warmup": p["knobs"].get("warmup", True),
+             "identical": p["knobs"].get("identical", False),
+             "phase_step": p["phase_step"]}
+            for p in ref["points"]
+        ],
+        "sweep": {"steps": 800, "runs": [{k: s[k] for k in ("h", "d_k", "seed", "lookup")}
+                                         for s in ref["sweep"]]},
+    }
+    got = opened["page"].evaluate(
+        "t => import('../_static/class/class-read.js').then(m => m.referenceFromBookRuns(t))", table
+    )
+    assert got["points"] == ref["points"]
+    assert got["sweep"] == ref["sweep"]

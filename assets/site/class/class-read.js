@@ -16,7 +16,8 @@ const who = (r) => r.student.trim().replace(/\s+/g, " ").toLowerCase();
 const graded = (p) => p.grade === "right" || p.grade === "wrong";
 
 // What an experiment's link says about its run: whichever of h, d_k, seed,
-// steps, layers, warmup and identical it names (in its query or after #).
+// steps, layers, warmup, identical and clip it names (in its query or after
+// #; the lab's link.js writes ?v=1&h=4&dk=16&...&warmup=1&identical=0).
 export function parseLink(link) {
   let url;
   try { url = new URL(link, "https://course.invalid/"); } catch (e) { return {}; }
@@ -27,7 +28,7 @@ export function parseLink(link) {
   const bool = (v) => (/^(1|true|on|yes)$/i.test(v) ? true : /^(0|false|off|no)$/i.test(v) ? false : v);
   [["h", "h"], ["d_k", "d_k"], ["dk", "d_k"], ["seed", "seed"], ["steps", "steps"], ["layers", "layers"]]
     .forEach(([k, name]) => { if (params.has(k)) { out[name] = int(params.get(k)); } });
-  ["warmup", "identical"].forEach((k) => { if (params.has(k)) { out[k] = bool(params.get(k)); } });
+  ["warmup", "identical", "clip"].forEach((k) => { if (params.has(k)) { out[k] = bool(params.get(k)); } });
   return out;
 }
 
@@ -136,6 +137,21 @@ export function compareRerun(report, rerun, positions) {
   const complete = m === c.loss.length && n === c.steps.length;
   return { lossRel, positions: acc, complete, identical: !!rerun.sha256 && rerun.sha256 === report.model.sha256,
     agrees: complete && lossRel <= TOLERANCE.lossRel && acc <= TOLERANCE.positions };
+}
+
+// The book's runs as the class page draws them ({points, sweep}), from the
+// lab's table (explorer-data/lab/book_runs.json, mhacourse.book_runs) when
+// the site has it: the same runs and rule as scripts/class_reference.py.
+export function referenceFromBookRuns(t) {
+  const knobs = (r) => Object.assign({}, r.layers !== 2 ? { layers: r.layers } : {}, r.warmup ? {} : { warmup: false },
+    r.identical ? { identical: true } : {});
+  return {
+    rule_lookup: t.rule_lookup, phase_margin: t.phase_margin,
+    points: t.runs.map((r) => ({ source: /metrics/.test(r.source) ? "grid" : "chapter 11", name: r.name, h: r.h, d_k: r.d_k,
+      seed: r.seed, steps: r.steps, every: r.every, knobs: knobs(r), phase_step: r.phase_step })),
+    sweep: t.sweep.runs.map((r) => ({ source: "chapter 8", h: r.h, d_k: r.d_k, seed: r.seed, steps: t.sweep.steps,
+      lookup: r.lookup, left: r.lookup > t.rule_lookup + t.phase_margin })),
+  };
 }
 
 const median = (xs) => {

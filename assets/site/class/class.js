@@ -14,7 +14,7 @@
 // a promise of {loss, steps, accuracy, sha256}.
 import { MAX_BYTES, TOLERANCE, classStats, compareRerun, parseLink, readClass } from "./class-read.js";
 import { charts, lists, quiz, table } from "./class-draw.js";
-import { reportView } from "./report-view.js";
+import { printReport, reportView } from "./report-view.js";
 import { buildId } from "./report.js";
 import { el } from "./svg.js";
 
@@ -40,7 +40,8 @@ function toleranceText(positions) {
     " of the report's (relative) and every held-out accuracy within " + TOLERANCE.positions + " of the " +
     positions.toLocaleString("en-US") + " scored positions (" + pts + " points). Not bit for bit: the page computes in " +
     "float32 with WebAssembly, whose results may differ in the last bits from one CPU or browser to another " +
-    "(relaxed SIMD instructions may fuse a multiply and an add on one machine and not on another), and a " +
+    "(WebAssembly's relaxed SIMD instructions, which an engine may use, are allowed to fuse a multiply and an add " +
+    "on one machine and not on another), and a " +
     "difference in the last bit of one step moves every later step a little. The book's own parity figures set the " +
     "scale: a page run and its Python line, two different engines, agree to about 2.5e-7 in loss (relative) and to 1 " +
     "scored position in accuracy. The tolerance leaves room for that and more, and is still far smaller than any " +
@@ -51,7 +52,7 @@ export async function mountClass(root, opts = {}) {
   root.textContent = "";
   const status = el("p", { class: "mha-class-status", role: "status", text: "Loading the course's data …" });
   root.appendChild(status);
-  let man, ref, schema;
+  let man, ref, schema, build;
   try {
     [man, ref, schema] = await Promise.all([getJSON("explorer-data/manifest.json"), getJSON("class-data/reference.json"),
       getJSON("class/report.schema.json")]);
@@ -59,10 +60,14 @@ export async function mountClass(root, opts = {}) {
     status.textContent = "The class page's data did not load (" + e.message + "); rebuild the site with `make book`.";
     return null;
   }
+  try { build = await buildId(man); } catch (e) { // no crypto.subtle: a plain-http page that is not localhost
+    status.textContent = "The class page cannot check reports here: " + e.message + ".";
+    return null;
+  }
   const page = { runner: opts.runner || null, files: new Map(), lastOpenMs: null, result: null };
   const positions = man.train.heldout_n * (man.train.batch[1] - 1);
   const ruleLookup = man.train.baselines["previous word"].lookup;
-  const ctx = { schema, build: await buildId(man), ruleLookup, margin: man.train.phase_margin, paramCount: paramCounter(man), parseLink: opts.parseLink || parseLink };
+  const ctx = { schema, build, ruleLookup, margin: man.train.phase_margin, paramCount: paramCounter(man), parseLink: opts.parseLink || parseLink };
 
   const input = el("input", { type: "file", id: "mha-class-files", multiple: "", accept: ".json,application/json" });
   const clear = el("button", { type: "button", class: "mha-class-clear", text: "Clear" });
@@ -83,7 +88,9 @@ export async function mountClass(root, opts = {}) {
     detail.textContent = "";
     const close = el("button", { type: "button", class: "mha-class-close", text: "Close" });
     close.addEventListener("click", () => { detail.textContent = ""; });
-    detail.append(el("h2", { text: run.report.student + "'s report (" + run.file + ")" }), reportView(run.report, ruleLookup), close);
+    const print = el("button", { type: "button", class: "mha-class-close", text: "Print this report" });
+    print.addEventListener("click", () => printReport(run.report, ruleLookup));
+    detail.append(el("h2", { text: run.report.student + "'s report (" + run.file + ")" }), reportView(run.report, ruleLookup), print, " ", close);
     detail.scrollIntoView({ block: "nearest" });
   };
 

@@ -58,7 +58,8 @@ export async function sha256Hex(data) {
 // in the order the trainer holds them (the manifest's train.params), each
 // little-endian as the page holds it.
 export async function modelChecksum(arrays) {
-  const list = ArrayBuffer.isView(arrays) ? [arrays] : Array.from(arrays);
+  // Float32Arrays, or the worker's copies {data: Float32Array, dims}
+  const list = (ArrayBuffer.isView(arrays) ? [arrays] : Array.from(arrays)).map((a) => a.data || a);
   let n = 0;
   list.forEach((a) => { n += a.length; });
   const all = new Float32Array(n);
@@ -113,7 +114,7 @@ function need(cond, what) { if (!cond) { throw new Error("cannot build the repor
 //   student        the name the student typed (1-80 characters)
 //   link           the experiment's address (the trainer's "Copy link")
 //   course         {version, build}: the course's version and buildId(manifest)
-//   settings       {h, d_k, seed, steps, layers, warmup, identical}
+//   settings       {h, d_k, seed, steps, layers, warmup, identical, clip?}
 //   state, step    "done" | "paused" | "diverged", and the steps trained
 //   losses         the training loss of every step, in order
 //   evals          the read-outs in step order: {step, accuracy: [all,
@@ -167,6 +168,7 @@ export async function buildReport(run) {
     })),
     model: await modelChecksum(run.weights),
   };
+  if (s.clip !== undefined) { report.settings.clip = !!s.clip; } // a build with the clipping knob
   report.checksum = await reportChecksum(report);
   return report;
 }
