@@ -236,7 +236,7 @@ def base_for(name: str, param, path: Path, module: str = ""):
             return bases[name]()
     if name in BASES:
         return BASES[name]()
-    if name in ("path", "file", "out", "folder"):
+    if name in PATH_NAMES:
         return path / ("out" if name in ("out", "folder") else "f.safetensors")
     if param.default is not inspect.Parameter.empty:
         return param.default
@@ -255,6 +255,9 @@ def base_for(name: str, param, path: Path, module: str = ""):
 
 
 # ---------------------------------------------------------- hostile values
+
+#: Arguments that name a file or a folder.
+PATH_NAMES = ("path", "file", "out", "folder")
 
 GENERIC = [None, "Q", True, float("nan"), float("inf"), 1e200, 1e-200, -1, 2**70,
            [], object()]
@@ -283,8 +286,11 @@ def tensor_variants(t: torch.Tensor) -> dict:
 
 
 def hostile(name: str, base, default) -> dict:
-    """``{label: value}``: hostile values for one argument."""
-    out = {f"generic {v!r}"[:40]: v for v in GENERIC}
+    """``{label: value}``: hostile values for one argument. A string is a
+    valid path (``"Q"`` is a folder in the working directory), not a hostile
+    one: for a path argument it would start the real work (a whole export)."""
+    out = {f"generic {v!r}"[:40]: v for v in GENERIC
+           if not (isinstance(v, str) and name in PATH_NAMES)}
     if isinstance(base, torch.Tensor):
         out.update(tensor_variants(base))
     elif isinstance(base, bool):
