@@ -51,8 +51,8 @@ handouts: html
 # The test files run TEST_JOBS at a time (pytest-xdist; one worker a core of
 # the 2-core CI machine), each file whole in one worker (--dist loadfile: a
 # browser file opens its page once, in a module fixture, and its tests run in
-# order); pytest.ini puts tests/ (the long browser files) before code/tests
-# (many short ones), so that the workers end together. The slowest tests are
+# order); pytest.ini's order lets the longest file (code/tests/test_web_train.py)
+# start while the browser files of tests/ still wait. The slowest tests are
 # listed at the end.
 TEST_JOBS ?= 2
 test: $(VENV)/.test-deps lint book

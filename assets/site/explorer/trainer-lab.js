@@ -66,6 +66,8 @@ export class Lab {
       el("div", { class: "mha-lab-buttons" }, [this.copy, this.files.element]),
       this.address, this.line, this.report]);
     if (this.owner) { this.element.setAttribute("data-address", ""); }
+    this.who = (P.hIn.getAttribute("aria-label") || "h").slice(0, -1); // "Run B: " on a page of two runs
+    this.name(this.element);
     box.querySelector(".mha-train-left").appendChild(this.element);
     this.copy.addEventListener("click", () => this.copyLink());
     P.sentence.addEventListener("change", () => this.remember());
@@ -163,7 +165,19 @@ export class Lab {
       this.form.appendChild(el("p", { class: "mha-lab-when", text: "Before you switch heads off:" }));
       this.form.appendChild(abl.element);
     }
+    this.name(this.form);
     this.regrade();
+  }
+
+  // Each control's accessible name, unique on a page of two runs: the run's
+  // name, and a question's words before its answer's.
+  name(root) {
+    root.querySelectorAll("input, button").forEach((c) => {
+      const set = c.closest("fieldset"), label = c.closest("label") || (c.id && root.querySelector("label[for='" + c.id + "']"));
+      const own = c.tagName === "BUTTON" ? c.textContent : label ? label.textContent.trim() : c.getAttribute("aria-label") || "";
+      const legend = set && set.querySelector("legend") ? set.querySelector("legend").textContent + ": " : "";
+      c.setAttribute("aria-label", this.who + legend + own);
+    });
   }
 
   // The panel's state changed (it locks and unlocks its controls).
