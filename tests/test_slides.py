@@ -402,9 +402,9 @@ def test_curve_colours_agree_with_the_trainer():
     slides and in the trainer it projects."""
     from mhacourse.plotting import PART_COLOURS, PART_STYLE, PHASE_COLOUR
 
-    js = (ROOT / "assets" / "site" / "explorer" / "trainer-draw.js").read_text()
+    js = (ROOT / "assets" / "site" / "explorer" / "trainer-charts.js").read_text()
     parts = dict(re.findall(r'name:\s*"([^"]+)",\s*colour:\s*"(#[0-9a-fA-F]{6})"', js))
-    assert parts, "trainer-draw.js: no PARTS colours found"
+    assert parts, "trainer-charts.js: no PARTS colours found"
     trainer = {"overall": parts.get("overall"), "previous": parts.get("previous word"),
                "lookup": parts.get("lookup")}
     assert {k: v.lower() for k, v in trainer.items() if v} == PART_COLOURS, \

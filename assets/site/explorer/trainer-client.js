@@ -28,11 +28,21 @@ function crashWords(e, file) {
   return e && e.message ? e.message : "the worker " + file + " did not start (the file is missing or the browser refused it)";
 }
 
+// Input comes first: a keystroke in a trainer's sentence box asks every
+// worker of the page (each panel's training worker and the read-out worker)
+// to start no step or graph for QUIET_MS, so that the page's forward pass and
+// drawing get a core (worker-common.js: quietFor; benchmarks/bench_reader.py
+// measures the keystroke to the frame that shows it).
+const QUIET_MS = 150;
+const LIVE = new Set();
+export function quietWorkers() { LIVE.forEach((w) => w.postMessage({ type: "quiet", ms: QUIET_MS })); }
+
 export class Client {
   constructor(url, on) {
     this.on = on;
     this.pending = {}; // type -> resolve, for the requests that get one answer
     this.worker = new Worker(url, { type: "module" });
+    LIVE.add(this.worker);
     this.worker.onmessage = (e) => this.receive(e.data);
     this.worker.onerror = (e) => on.crash(crashWords(e, "train-worker.js"));
   }
@@ -41,10 +51,9 @@ export class Client {
   setup(args) { args.type = "setup"; this.send(args); }
   train() { this.send({ type: "train" }); }
   pause() { this.send({ type: "pause" }); }
-  quiet(ms) { this.send({ type: "quiet", ms: ms }); }
   steps(n) { this.send({ type: "steps", steps: n }); }
   poison() { this.send({ type: "poison" }); }
-  terminate() { this.worker.terminate(); this.pending = {}; }
+  terminate() { LIVE.delete(this.worker); this.worker.terminate(); this.pending = {}; }
 
   // A request with one answer: the promise resolves with it.
   ask(type) { return new Promise((resolve) => { this.pending[type] = resolve; this.send({ type: type }); }); }
@@ -72,6 +81,7 @@ export class Reader {
     this.next = 1;
     this.failed = null; // a load failure: every later read fails with it, until a new Reader
     this.worker = new Worker(url, { type: "module" });
+    LIVE.add(this.worker);
     this.worker.onmessage = (e) => this.receive(e.data);
     this.worker.onerror = (e) => this.fail({ message: crashWords(e, "readout-worker.js"), stage: "load" });
     this.worker.postMessage({ type: "setup", base: base, manifest: manifest });
@@ -92,12 +102,10 @@ export class Reader {
     });
   }
 
-  quiet(ms) { if (!this.failed) { this.worker.postMessage({ type: "quiet", ms: ms }); } }
-
   fail(msg) {
     const err = new Error(msg.message);
     err.stage = msg.stage;
-    if (msg.stage === "load") { this.failed = err; this.worker.terminate(); }
+    if (msg.stage === "load") { this.failed = err; LIVE.delete(this.worker); this.worker.terminate(); }
     const ids = msg.id != null && !this.failed ? [msg.id] : Object.keys(this.pending);
     ids.forEach((id) => { if (this.pending[id]) { this.pending[id].reject(err); delete this.pending[id]; } });
   }

@@ -28,8 +28,6 @@ let shared = null; // the page's one read-out worker, started with the first rea
 function reader() { return shared || (shared = new Reader(READER, STATIC, MAN)); }
 // After a failure to load: a new worker, which loads everything again.
 export function renewReader() { if (shared && shared.failed) { shared = null; } }
-// The reader is typing: the read-out worker starts no graph for `ms`.
-export function quietReader(ms) { if (shared) { shared.quiet(ms); } }
 
 // The rules the curves are read against, on the held-out set: a uniform
 // guess (chance, 1 / V) and "always answer the previous word", per part:

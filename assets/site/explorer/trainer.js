@@ -16,11 +16,11 @@
 import { MAN, STATIC } from "./data.js";
 import { el } from "./dom.js";
 import { engine as E } from "./engine.js";
-import { Client } from "./trainer-client.js";
+import { Client, quietWorkers } from "./trainer-client.js";
 import { chart } from "./trainer-charts.js";
 import { heads } from "./trainer-heads.js";
 import { Knobs, Switches } from "./trainer-knobs.js";
-import { Readouts, baselines, renewReader, quietReader, PHASE_MARGIN } from "./trainer-readout.js";
+import { Readouts, baselines, renewReader, PHASE_MARGIN } from "./trainer-readout.js";
 import { lossNote, timeline, showPython } from "./trainer-text.js";
 import { buildView } from "./trainer-view.js";
 import { Lifecycle, unavailable } from "./trainer-run.js";
@@ -29,18 +29,12 @@ import { Lab } from "./trainer-lab.js";
 const WORKER = new URL("train-worker.js", import.meta.url).href;
 const READ_EVERY = 20; // steps between two copies of the weights (pictures and read-outs)
 let made = 0; // panels made on this page: each gets its own id prefix
-const PANELS = []; // every panel of the page: a keystroke quiets all their workers
-// How long the workers start nothing new after a keystroke, so that the
-// page's forward pass and drawing get a core (benchmarks/bench_reader.py:
-// keystroke to the frame that shows it, idle and while training).
-const QUIET_MS = 150;
 
 export class Panel extends Lifecycle {
   constructor(root, index, defaults, who, onChange) {
     super();
     this.index = index;
     this.tag = "mha-train-" + (++made);
-    PANELS.push(this);
     this.state = "idle"; // idle | loading | ready | running | paused | done | diverged | failed
     this.losses = [];
     this.timings = { created: performance.now() };
@@ -78,8 +72,7 @@ export class Panel extends Lifecycle {
     this.sentence.addEventListener("input", () => {
       clearTimeout(typing);
       this.timings.keystroke = performance.now();
-      PANELS.forEach((p) => { if (p.worker) { p.worker.quiet(QUIET_MS); } });
-      quietReader(QUIET_MS);
+      quietWorkers(); // input first: the workers start nothing for a moment
       typing = setTimeout(() => this.probe(), 0);
     });
     this.sizeChanged();
