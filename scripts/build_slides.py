@@ -963,6 +963,11 @@ def assign_slides(units: list[Unit], first_notes: list[str] | None = None):
 #: can train a model in the lecture (chapter 3: heads in parallel; chapter 8:
 #: how many heads).
 TRAINER_DECKS = ("03_parallel_heads", "08_how_many_heads")
+#: A deck whose lecture runs an experiment in the trainer: the experiment's
+#: link (the trainer's own address format, assets/site/explorer/lab/link.js),
+#: which opens the explorer page with every control set for it.
+LECTURE_LINKS = {"11_how_heads_form": "?v=1&h=4&dk=16&budget=0&seed=0&steps=800"
+                                      "&layers=2&warmup=1&identical=0"}
 
 
 def export(cells, nb, title: str, stem: str) -> str:
@@ -975,6 +980,10 @@ def export(cells, nb, title: str, stem: str) -> str:
     deck.metadata["title"] = title
     train = (' · <a href="../chapters/explorer.html#train-it-yourself">Train a model live</a>'
              if stem in TRAINER_DECKS else "")
+    if stem in LECTURE_LINKS:
+        train += (f' · <a class="deck-experiment" href="../chapters/explorer.html'
+                  f'{LECTURE_LINKS[stem].replace("&", "&amp;")}#explorer-train">'
+                  "Run the lecture's experiment in the trainer</a>")
     intro = (f'<p class="deck-links"><a href="../chapters/{stem}.html">Read the chapter</a>{train}'
              ' · press <kbd>?</kbd> for keys, <kbd>S</kbd> for speaker view</p>')
     first = cells[0]

@@ -444,3 +444,23 @@ def test_figures_of_a_run_draw_the_parts_in_the_trainers_colours(stem):
             assert pixels(PART_COLOURS[part]) > 50, \
                 f"{stem} {name}: no {part} curve in {PART_COLOURS[part]}"
         assert pixels("#d55e00") < 20, f"{stem} {name}: still draws in the old #d55e00"
+
+
+def test_the_chapter_11_deck_links_the_lectures_experiment():
+    """The chapter 11 deck's first slide opens the trainer with the lecture's
+    experiment set (issue 38): a link in the trainer's own address format,
+    naming every setting that link.js writes."""
+    from html import unescape
+    from urllib.parse import parse_qs, urlsplit
+
+    deck = (SITE / "slides" / "11_how_heads_form.slides.html").read_text(encoding="utf-8")
+    found = re.search(r'class="deck-experiment" href="([^"]+)"', deck)
+    assert found, "the chapter 11 deck has no link to the lecture's experiment"
+    url = urlsplit(unescape(found.group(1)))
+    assert url.path == "../chapters/explorer.html" and url.fragment == "explorer-train", url
+    query = parse_qs(url.query)
+    link_js = (ROOT / "assets" / "site" / "explorer" / "lab" / "link.js").read_text()
+    written = re.search(r"const parts = \[(.*?)\];", link_js, re.S).group(1)
+    keys = re.findall(r'\["(\w+)",', written)
+    assert keys and set(keys) <= set(query), (keys, query)
+    assert query["h"] == ["4"] and query["dk"] == ["16"] and query["seed"] == ["0"]
