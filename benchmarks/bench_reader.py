@@ -30,8 +30,7 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT / "tests"))
-sys.path.insert(0, str(ROOT / "scripts"))  # where the browser helper moves
+sys.path.insert(0, str(ROOT / "scripts"))  # site_browser
 from site_browser import CHROMIUM, CHROMIUM_ARGS, serve  # noqa: E402
 
 PAGE = "chapters/explorer.html"

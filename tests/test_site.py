@@ -503,6 +503,14 @@ def _png(base: str, src: str) -> bytes:
     return (SITE / unquote(urlparse(src).path).lstrip("/")).read_bytes()
 
 
+def _phone_width(browser, url, wait_until):
+    """Open ``url`` at the phone's width, settled; the document's width in px."""
+    browser.set_viewport_size(PHONE)
+    browser.goto(url, wait_until=wait_until)
+    _settle(browser)
+    return browser.evaluate("document.documentElement.scrollWidth")
+
+
 @pytest.mark.parametrize("page", CHAPTER_HTML)
 def test_chapter_figures_legible_at_390(narrow, page):
     """On a 390 px phone the page is no wider than the screen, and every
@@ -511,10 +519,7 @@ def test_chapter_figures_legible_at_390(narrow, page):
     size, text >= 10 px, in a box that scrolls sideways (and that the
     keyboard reaches), and the page is still no wider than the screen."""
     base, browser, blocked = narrow
-    browser.set_viewport_size(PHONE)
-    browser.goto(f"{base}/{page}", wait_until="networkidle")
-    _settle(browser)
-    width = browser.evaluate("document.documentElement.scrollWidth")
+    width = _phone_width(browser, f"{base}/{page}", "networkidle")
     assert width <= PHONE["width"], f"{page} is {width} px wide on a 390 px phone"
     problems, enlarged = [], 0
     for k, name, src, natural, shown in _cell_figures(browser):
@@ -571,10 +576,7 @@ def test_trainer_page_at_390_has_no_horizontal_overflow(narrow, tmp_path):
     from PIL import Image
 
     base, browser, blocked = narrow
-    browser.set_viewport_size(PHONE)
-    browser.goto(f"{base}/chapters/explorer.html", wait_until="load")
-    _settle(browser)
-    width = browser.evaluate("document.documentElement.scrollWidth")
+    width = _phone_width(browser, f"{base}/chapters/explorer.html", "load")
     assert width <= PHONE["width"], f"the explorer page is {width} px wide at 390 px"
     trainer = browser.locator(".mha-trainer").first
     trainer.wait_for(state="attached", timeout=15_000)

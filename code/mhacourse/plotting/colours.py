@@ -17,7 +17,7 @@ HEAD_COLORS = ["#e69f00", "#56b4e9", "#009e73", "#f0e442",
 
 # The colour of each part of the tiny models' task, in every picture of a
 # training run: the chapters' figures, their slides and the explorer's live
-# trainer (assets/site/explorer/trainer-draw.js draws its curves in the same
+# trainer (assets/site/explorer/trainer-charts.js draws its curves in the same
 # colours; tests/test_slides.py checks that the two agree), so that "the blue
 # curve" means one thing in a lecture. PHASE_COLOUR marks the phase change.
 PART_COLOURS = {"overall": "#0072b2", "previous": "#e69f00", "lookup": "#009e73"}
