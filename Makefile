@@ -51,12 +51,15 @@ handouts: html
 # The test files run TEST_JOBS at a time (pytest-xdist; one worker a core of
 # the 2-core CI machine), each file whole in one worker (--dist loadfile: a
 # browser file opens its page once, in a module fixture, and its tests run in
-# order); pytest.ini's order lets the longest file (code/tests/test_web_train.py)
-# start while the browser files of tests/ still wait. The slowest tests are
+# order). The longest files start first (tests/conftest.py's LONGEST_FIRST;
+# --no-loadscope-reorder keeps that order). Torch runs on one thread in each
+# worker (OMP_NUM_THREADS=1): two workers, each spinning two threads beside
+# a browser's, on two cores, slowed every one of them. The slowest tests are
 # listed at the end.
 TEST_JOBS ?= 2
 test: $(VENV)/.test-deps lint book
-	$(BIN)/python -m pytest -n $(TEST_JOBS) --dist loadfile --durations=20
+	OMP_NUM_THREADS=1 $(BIN)/python -m pytest -n $(TEST_JOBS) --dist loadfile \
+	  --no-loadscope-reorder --durations=20
 
 # Errors, unused imports, import order, line length (ruff; rules in ruff.toml).
 lint: $(VENV)/.test-deps

@@ -44,11 +44,22 @@ def test_page_loads_nothing_from_other_servers(page):
     assert not remote, f"{page} loads {remote}"
 
 
+AXE_SERIOUS = """async () => {
+    const r = await axe.run(document, {resultTypes: ['violations']});
+    return r.violations.filter(v => ['serious', 'critical'].includes(v.impact))
+             .map(v => v.id + ' (' + v.nodes.length + '): '
+                  + v.nodes.slice(0, 3).map(n => n.target.join(' ')).join(', '));
+}"""
+
+
 @pytest.mark.parametrize("page", PAGES)
-def test_page_offline_math_renders_and_nothing_leaves(site, page):
+def test_page_offline_math_renders_nothing_leaves_and_axe_passes(site, page):
     """Every page, offline: its math renders, it reaches no other server, and
     it logs no JavaScript error and no console error (a fresh visitor: no
-    colour mode stored yet)."""
+    colour mode stored yet). Then axe-core (served from _static/axe/) on the
+    same page, in the theme's light and dark modes: no serious or critical
+    violation. (One load of the page for the three: loading took most of
+    these checks' time.)"""
     base, browser, blocked = site
     blocked.clear()
     errors: list[str] = []
@@ -70,6 +81,14 @@ def test_page_offline_math_renders_and_nothing_leaves(site, page):
         browser.remove_listener("console", on_console)
     assert blocked == [], f"{page} tried to reach {blocked}"
     assert errors == [], f"errors logged on {page}: {errors}"
+    browser.add_script_tag(url=f"{base}/_static/axe/axe.min.js")
+    for mode, background in (("light", "rgb(255, 255, 255)"), ("dark", "rgb(18, 18, 18)")):
+        browser.evaluate(f"document.documentElement.dataset.theme = '{mode}'")
+        browser.wait_for_timeout(500)
+        assert browser.evaluate("getComputedStyle(document.body).backgroundColor") == background, \
+            f"not in {mode} mode"
+        found = browser.evaluate(AXE_SERIOUS)
+        assert found == [], f"{page} ({mode} mode): {found}"
 
 
 def _shot(locator) -> bytes:
@@ -115,28 +134,7 @@ def test_launch_buttons_name_notebooks_that_exist(page):
         assert (ROOT / m.group(1)).exists(), f"{link} names a missing file"
 
 
-AXE_SERIOUS = """async () => {
-    const r = await axe.run(document, {resultTypes: ['violations']});
-    return r.violations.filter(v => ['serious', 'critical'].includes(v.impact))
-             .map(v => v.id + ' (' + v.nodes.length + '): '
-                  + v.nodes.slice(0, 3).map(n => n.target.join(' ')).join(', '));
-}"""
 
-
-@pytest.mark.parametrize("mode", ["light", "dark"])
-@pytest.mark.parametrize("page", PAGES)
-def test_accessibility_no_serious_or_critical_violations(site, page, mode):
-    """axe-core (served from _static/axe/) on every page, in the theme's light
-    and dark modes: no serious or critical violation."""
-    base, browser, _ = site
-    browser.goto(f"{base}/{page}", wait_until="networkidle")
-    browser.evaluate(f"document.documentElement.dataset.theme = '{mode}'")
-    browser.wait_for_timeout(500)
-    assert browser.evaluate("getComputedStyle(document.body).backgroundColor") == \
-        {"light": "rgb(255, 255, 255)", "dark": "rgb(18, 18, 18)"}[mode], f"not in {mode} mode"
-    browser.add_script_tag(url=f"{base}/_static/axe/axe.min.js")
-    found = browser.evaluate(AXE_SERIOUS)
-    assert found == [], f"{page} ({mode} mode): {found}"
 
 
 DECKS = [Path(p).stem for p in NOTEBOOK_PAGES
@@ -669,3 +667,38 @@ def test_scrollable_regions_take_focus_before_the_page_settles(narrow, page):
     assert early == [], f"{page}: scrollable regions without focus when parsed: {early}"
     assert late == [], f"{page}: scrollable regions without focus once settled: {late}"
     assert blocked == []
+
+
+def _module_graph(entry: Path) -> set[Path]:
+    """Every file ``entry`` imports, directly or not (relative static imports)."""
+    seen, todo = set(), [entry.resolve()]
+    while todo:
+        f = todo.pop()
+        if f not in seen:
+            seen.add(f)
+            found = re.findall(r'^\s*(?:import|export)\b[^;"]*?"(\.\.?/[^"]+\.js)"',
+                               f.read_text(), re.M)
+            todo += [(f.parent / m).resolve() for m in found]
+    return seen
+
+
+@pytest.mark.parametrize("page", ["chapters/explorer.html", "chapters/08_how_many_heads.html"])
+def test_pages_with_the_trainer_ask_for_every_module_at_once(page):
+    """scripts/sphinx_preload.py: a page that loads page.js names, in its
+    <head>, every module page.js imports (modulepreload) and the lab's two
+    data files (preload), so the browser asks for them all at once rather
+    than one level of imports at a time; every one of them is in the site."""
+    text = html(page)
+    head = text[:text.index("</head>")]
+    static = ROOT / "assets" / "site"
+    want = {f.relative_to(static.resolve()).as_posix()
+            for f in _module_graph(static / "explorer" / "page.js")}
+    got = set(re.findall(r'<link rel="modulepreload" href="\.\./_static/([^"]+)"', head))
+    assert got == want, \
+        f"{page}: not preloaded {sorted(want - got)}; not page.js's {sorted(got - want)}"
+    data = set(re.findall(r'<link rel="preload" as="fetch" crossorigin="anonymous" '
+                          r'href="\.\./_static/([^"]+)"', head))
+    assert data == {"explorer-data/lab/questions.json", "explorer-data/lab/book_runs.json"}, data
+    for f in got | data:
+        assert (SITE / "_static" / f).exists(), f"{page} preloads {f}, which the site lacks"
+    assert "modulepreload" not in html("chapters/01_one_head.html"), "a page without the trainer"

@@ -68,11 +68,15 @@
       if (el.getAttribute("tabindex") !== want) { el.setAttribute("tabindex", want); }
     });
   }
+  // At most once a frame: reading a size makes the browser lay the page out,
+  // and the parser adds nodes many times a frame (a microtask per batch laid
+  // the explorer's page out ~80 ms' worth while it loaded). Just before a
+  // frame is drawn, the layout read here is the one the frame uses.
   var queued = false;
   function queueMark() {
     if (queued) { return; }
     queued = true;
-    Promise.resolve().then(function () { queued = false; markScrollers(); });
+    requestAnimationFrame(function () { queued = false; markScrollers(); });
   }
   var parsing = new MutationObserver(function (changes) {
     if (changes.some(function (c) { return c.type === "childList"; })) { queueMark(); }
