@@ -12,7 +12,13 @@ through Playwright, with the page's DOM as its only handle, and times
   the page idle, then while h 3, d_k 20 trains with every read-out on, in the
   same browser; the figure the issue asks for is their ratio;
 - Train to 90 %: from the click on Train (h 4, d_k 16, every read-out on) to
-  the moment the accuracy line reads 90 % or more, median of ``--runs``.
+  the moment the accuracy line reads 90 % or more, median of ``--runs``;
+- opening an experiment's link (``--links`` times): from the navigation's
+  start to the moment the link's controls and predictions are on screen
+  (the lab's ``timings.ready``) and to the moment the panel has built the
+  link's model and Train is enabled; first with an empty browser cache
+  (a reader who follows a teacher's link to a site she has not visited),
+  then with the cache the first visit left (a link followed on the site).
 
 Every non-local request is blocked. Prints a table and writes
 ``benchmarks/results/reader.json`` with the machine's load average.
@@ -90,11 +96,45 @@ def train_to_ninety(page, timeout_s=120):
     return None, None
 
 
+LINK = "?v=1&h=2&dk=16&seed=7&steps=60&warmup=0&predict=phase_step%3Anever"
+
+
+def open_link(browser, base, width, n, blocked):
+    """ms from navigation start to the link restored and to Train enabled:
+    ``n`` times in a new context (empty cache), ``n`` times in one page."""
+    out = {"cold": [], "warm": []}
+
+    def once(page):
+        page.goto(f"{base}/{PAGE}{LINK}")
+        page.wait_for_function("window.mha?.trainer && mha.trainer.panels[0].lab.timings.ready",
+                               timeout=60_000)
+        box = panel(page)
+        box.locator(".mha-train-go:enabled").wait_for(timeout=120_000)
+        built = page.evaluate("performance.now()")
+        return [round(page.evaluate("mha.trainer.panels[0].lab.timings.ready")), round(built)]
+
+    for kind in ("cold", "warm"):
+        page = None
+        for _ in range(n):
+            if kind == "cold" or page is None:
+                context = browser.new_context(viewport={"width": width, "height": 900})
+                context.route("**/*", lambda r: r.continue_() if r.request.url.startswith(base)
+                              else (blocked.append(r.request.url), r.abort()))
+                page = context.new_page()
+                if kind == "warm":
+                    once(page)  # the visit that fills the cache
+            out[kind].append(once(page))
+            if kind == "cold":
+                page.context.close()
+    return out
+
+
 def main() -> int:
     ap = argparse.ArgumentParser()
     ap.add_argument("--keys", type=int, default=7)
     ap.add_argument("--runs", type=int, default=3)
     ap.add_argument("--width", type=int, default=1280)
+    ap.add_argument("--links", type=int, default=5)
     args = ap.parse_args()
     from playwright.sync_api import sync_playwright
 
@@ -133,6 +173,14 @@ def main() -> int:
         done = [r["s_to_90"] for r in runs if r["s_to_90"] is not None]
         result["train_to_90"] = {"runs": runs,
                                  "median_s": round(statistics.median(done), 1) if done else None}
+        links = open_link(browser, base, args.width, args.links, blocked)
+        result["open_link_ms"] = {
+            k: {"runs": v, "restored_median": statistics.median(r[0] for r in v),
+                "model_built_median": statistics.median(r[1] for r in v)}
+            for k, v in links.items()}
+        for k, v in result["open_link_ms"].items():
+            print(f"open a link ({k} cache): restored {v['restored_median']:.0f} ms, "
+                  f"model built {v['model_built_median']:.0f} ms", flush=True)
         result["blocked_requests"] = len(blocked)
         browser.close()
     result["machine"]["load_average_after"] = os.getloadavg()
@@ -145,6 +193,9 @@ def main() -> int:
           f"| ratio (target <= 1.5) | {k['ratio']} |\n"
           f"| click Train -> accuracy line >= 90 %, h 4 d_k 16 (median of {args.runs}) | "
           f"{result['train_to_90']['median_s']} s |\n"
+          + "".join(f"| open a link, {k} cache: restored / model built (median of {args.links}) | "
+                    f"{v['restored_median']:.0f} / {v['model_built_median']:.0f} ms |\n"
+                    for k, v in result["open_link_ms"].items()) +
           f"| non-local requests blocked | {len(blocked)} |")
     return 0
 

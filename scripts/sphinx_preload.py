@@ -9,7 +9,7 @@ Without them the browser finds the modules one level of imports at a time
 five round trips before the first line runs, and the lab's data is asked
 for only once the trainer is built. With them every file is asked for at
 once, while the page's HTML is still being read. Measured in headless
-Chromium on a link to the explorer (benchmarks/bench_reader.py --link).
+Chromium on a link to the explorer (benchmarks/bench_reader.py).
 
 The list is read off the modules' own ``import ... from "./x.js"`` lines
 when the book is built, so a module added to the graph is preloaded with

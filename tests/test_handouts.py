@@ -209,7 +209,7 @@ def test_every_chapter_page_links_to_its_handout():
         "_config.yml must load assets/site/print.css"
     with serve() as base, offline_page(base) as (page, blocked):
         for f in CHAPTER_PAGES:
-            page.goto(f"{base}/{f}.html", wait_until="load")
+            page.goto(f"{base}/{f}.html", wait_until="domcontentloaded")  # chapter-links.js
             link = page.locator("a.handout-button")
             link.wait_for(timeout=10_000)
             href = link.evaluate("a => a.href")                    # absolute

@@ -258,7 +258,8 @@ def test_deck_widgets_work_offline(browser):
 def test_chapter_page_links_to_its_deck(browser, page_name):
     base, page, blocked = browser
     blocked.clear()
-    page.goto(f"{base}/{page_name}.html", wait_until="networkidle")
+    # the button is chapter-links.js's, made when the document is parsed
+    page.goto(f"{base}/{page_name}.html", wait_until="domcontentloaded")
     link = page.locator("a.slides-button")
     link.wait_for(timeout=10_000)
     href = link.get_attribute("href")

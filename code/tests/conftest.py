@@ -3,9 +3,6 @@ import sys
 import pytest
 import torch
 
-# Tolerances the issue sets for agreement with PyTorch.
-TOL = {torch.float32: 1e-5, torch.float64: 1e-10}
-
 
 @pytest.fixture(params=[torch.float32, torch.float64], ids=["f32", "f64"])
 def dtype(request):
@@ -20,10 +17,6 @@ def one_thread():
     torch.set_num_threads(1)
     yield
     torch.set_num_threads(n)
-
-
-def max_err(a, b) -> float:
-    return float((torch.as_tensor(a).detach() - torch.as_tensor(b).detach()).abs().max())
 
 
 def pytest_terminal_summary(terminalreporter):

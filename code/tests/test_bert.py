@@ -16,9 +16,9 @@ pytest.importorskip("safetensors")
 pytest.importorskip("tokenizers")
 
 import mhacourse as mc
-from conftest import max_err
 from mhacourse import bert, bert_weights
 from mhacourse import head_analysis as ha
+from tolerances import max_err
 
 TOL = 1e-4  # float32, six layers deep
 SENTENCES = list(ha.SENTENCES[:8]) + [

@@ -4,7 +4,6 @@ import torch
 import torch.nn.functional as F
 
 import mhacourse as mc
-from conftest import TOL, max_err
 from mhacourse.gqa import (
     check_kv_heads,
     grouped_query_attention,
@@ -12,6 +11,7 @@ from mhacourse.gqa import (
     mean_pool_kv,
     random_gqa_weights,
 )
+from tolerances import TOL, max_err
 
 
 def inputs(B=2, L=5, S=None, d_model=24, dtype=torch.float64, seed=0):

@@ -5,9 +5,9 @@ import torch
 import torch.nn.functional as F
 
 import mhacourse as mc
-from conftest import TOL, max_err
 from mhacourse import reference_np as rnp
 from mhacourse.masks import to_sdpa_mask
+from tolerances import TOL, max_err
 
 B, L, S, D, H = 3, 7, 5, 24, 4
 
