@@ -173,6 +173,7 @@ def main() -> int:
         done = [r["s_to_90"] for r in runs if r["s_to_90"] is not None]
         result["train_to_90"] = {"runs": runs,
                                  "median_s": round(statistics.median(done), 1) if done else None}
+        context.close()  # its last run would still be training beside the links
         links = open_link(browser, base, args.width, args.links, blocked)
         result["open_link_ms"] = {
             k: {"runs": v, "restored_median": statistics.median(r[0] for r in v),
