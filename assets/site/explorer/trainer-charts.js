@@ -10,11 +10,20 @@ const PARTS = [{ name: "overall", colour: "#0072b2" }, { name: "previous word", 
   { name: "lookup", colour: "#009e73" }];
 const PHASE_COLOUR = "#cc79a7";
 
+// The phase change's line and its label; the label on a halo of the page's
+// background, so that it stays readable where a curve runs under it (at a
+// phone's width the curves fill the chart).
 function phaseMark(g, x, top, bottom, W, ink, label, y) {
   g.save(); g.strokeStyle = PHASE_COLOUR; g.lineWidth = 2;
   g.beginPath(); g.moveTo(x, top); g.lineTo(x, bottom); g.stroke(); g.restore();
+  const lx = Math.min(x + 3, W - 6 - g.measureText(label).width), ly = y == null ? top + 12 : y;
+  g.save();
+  g.strokeStyle = getComputedStyle(document.body).backgroundColor || "#fff";
+  g.lineWidth = 4; g.lineJoin = "round";
+  g.strokeText(label, lx, ly);
+  g.restore();
   g.fillStyle = ink;
-  g.fillText(label, Math.min(x + 3, W - 6 - g.measureText(label).width), y == null ? top + 12 : y);
+  g.fillText(label, lx, ly);
 }
 
 // The loss over the steps so far (x: steps of the whole run).
@@ -43,8 +52,8 @@ export function chart(Q) {
     g.beginPath(); g.moveTo(pad, yOf(lnV)); g.lineTo(W - 4, yOf(lnV)); g.stroke(); g.restore();
     g.fillText("ln " + Q.vocab + " = " + lnV.toFixed(2), W - 112, yOf(lnV) - 3);
   }
-  if (Q.phaseStep != null) { // its label low, clear of ln V's
-    phaseMark(g, xOf(Q.phaseStep), 4, H - 18, W, ink, "lookup jumps, step " + Q.phaseStep, H - 24);
+  if (Q.phaseStep != null) { // its label half-way up, clear of ln V's (the loss has fallen by then)
+    phaseMark(g, xOf(Q.phaseStep), 4, H - 18, W, ink, "lookup jumps, step " + Q.phaseStep, Math.round(H / 2));
   }
   c.setAttribute("aria-label", "Training loss over " + n + " steps: from " + Q.losses[0].toFixed(2) +
     " to " + Q.losses[n - 1].toFixed(2) + "; dashed: ln " + Q.vocab + ", the loss of a uniform guess" +
