@@ -37,7 +37,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "scripts"))  # site_browser
-from site_browser import CHROMIUM, CHROMIUM_ARGS, serve  # noqa: E402
+from site_browser import CHROMIUM, CHROMIUM_ARGS, block_outside, serve  # noqa: E402
 
 PAGE = "chapters/explorer.html"
 OUT = ROOT / "benchmarks" / "results" / "reader.json"
@@ -99,34 +99,34 @@ def train_to_ninety(page, timeout_s=120):
 LINK = "?v=1&h=2&dk=16&seed=7&steps=60&warmup=0&predict=phase_step%3Anever"
 
 
+def new_page(browser, base, width, blocked):
+    """A page in a new browser context (an empty cache) that reaches only the site."""
+    context = browser.new_context(viewport={"width": width, "height": 900})
+    block_outside(context, base, blocked)
+    return context.new_page()
+
+
 def open_link(browser, base, width, n, blocked):
     """ms from navigation start to the link restored and to Train enabled:
     ``n`` times in a new context (empty cache), ``n`` times in one page."""
-    out = {"cold": [], "warm": []}
-
     def once(page):
         page.goto(f"{base}/{PAGE}{LINK}")
         page.wait_for_function("window.mha?.trainer && mha.trainer.panels[0].lab.timings.ready",
                                timeout=60_000)
-        box = panel(page)
-        box.locator(".mha-train-go:enabled").wait_for(timeout=120_000)
+        panel(page).locator(".mha-train-go:enabled").wait_for(timeout=120_000)
         built = page.evaluate("performance.now()")
         return [round(page.evaluate("mha.trainer.panels[0].lab.timings.ready")), round(built)]
 
-    for kind in ("cold", "warm"):
-        page = None
-        for _ in range(n):
-            if kind == "cold" or page is None:
-                context = browser.new_context(viewport={"width": width, "height": 900})
-                context.route("**/*", lambda r: r.continue_() if r.request.url.startswith(base)
-                              else (blocked.append(r.request.url), r.abort()))
-                page = context.new_page()
-                if kind == "warm":
-                    once(page)  # the visit that fills the cache
-            out[kind].append(once(page))
-            if kind == "cold":
-                page.context.close()
-    return out
+    cold = []
+    for _ in range(n):
+        page = new_page(browser, base, width, blocked)
+        cold.append(once(page))
+        page.context.close()
+    page = new_page(browser, base, width, blocked)
+    once(page)  # the visit that fills the cache
+    warm = [once(page) for _ in range(n)]
+    page.context.close()
+    return {"cold": cold, "warm": warm}
 
 
 def main() -> int:
@@ -144,11 +144,8 @@ def main() -> int:
     with serve() as base, sync_playwright() as pw:
         browser = pw.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
         result["browser"] = browser.version
-        context = browser.new_context(viewport={"width": args.width, "height": 900})
         blocked = []
-        context.route("**/*", lambda r: r.continue_() if r.request.url.startswith(base)
-                      else (blocked.append(r.request.url), r.abort()))
-        page = context.new_page()
+        page = new_page(browser, base, args.width, blocked)
         page.goto(f"{base}/{PAGE}")
         panel(page).scroll_into_view_if_needed()
         box = set_size(page, 3, 20)
@@ -173,7 +170,7 @@ def main() -> int:
         done = [r["s_to_90"] for r in runs if r["s_to_90"] is not None]
         result["train_to_90"] = {"runs": runs,
                                  "median_s": round(statistics.median(done), 1) if done else None}
-        context.close()  # its last run would still be training beside the links
+        page.context.close()  # its last run would still be training beside the links
         links = open_link(browser, base, args.width, args.links, blocked)
         result["open_link_ms"] = {
             k: {"runs": v, "restored_median": statistics.median(r[0] for r in v),

@@ -64,6 +64,20 @@ def document_screens(page) -> float:
         return document.documentElement.scrollHeight / window.innerHeight; }""")
 
 
+def block_outside(context, base: str, blocked: list[str]) -> None:
+    """Let the Playwright ``context`` reach ``base`` (and ``data:``/``blob:``
+    URLs) only; every other request is aborted and its URL appended to
+    ``blocked``."""
+    def route(r):
+        url = r.request.url
+        if url.startswith((base, "data:", "blob:")):
+            return r.continue_()
+        blocked.append(url)
+        return r.abort()
+
+    context.route("**/*", route)
+
+
 @contextlib.contextmanager
 def offline_page(base: str, width: int = 1280, height: int = 900):
     """A Playwright page that may only reach ``base``. Yields ``(page, blocked)``,
@@ -74,15 +88,7 @@ def offline_page(base: str, width: int = 1280, height: int = 900):
     with sync_playwright() as p:
         browser = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
         context = browser.new_context(viewport={"width": width, "height": height})
-
-        def route(r):
-            url = r.request.url
-            if url.startswith(base) or url.startswith("data:") or url.startswith("blob:"):
-                return r.continue_()
-            blocked.append(url)
-            return r.abort()
-
-        context.route("**/*", route)
+        block_outside(context, base, blocked)
         page = context.new_page()
         try:
             yield page, blocked
@@ -97,8 +103,7 @@ def offline_page(base: str, width: int = 1280, height: int = 900):
 # recorded), and checks when the module's tests are done that the page raised
 # no JavaScript error and reached nothing outside. ``tests/test_explorer_live.py``
 # and ``tests/test_train_live.py`` import it and build their ``page`` fixture
-# on it. (Not a tests/conftest.py: a second module named ``conftest`` would
-# shadow code/tests/conftest.py, whose helpers the package's tests import.)
+# on it. (tests/conftest.py holds only the order the test files run in.)
 
 @dataclass
 class LivePage:

@@ -10,7 +10,7 @@ from urllib.parse import parse_qs, unquote, urlparse
 import pytest
 
 from mhacourse.plotting.figure_text import png_min_text_px
-from site_browser import SITE, document_screens, offline_page, serve
+from site_browser import SITE, block_outside, document_screens, offline_page, serve
 from test_book import ROOT, toc_files
 
 PAGES = [f + ".html" for f in toc_files()]
@@ -434,16 +434,8 @@ def narrow(site):
     Every request that leaves the site is blocked and recorded, as there."""
     base, page, _ = site
     blocked: list[str] = []
-
-    def route(r):
-        url = r.request.url
-        if url.startswith(base) or url.startswith(("data:", "blob:")):
-            return r.continue_()
-        blocked.append(url)
-        return r.abort()
-
     context = page.context.browser.new_context(viewport={"width": 1024, "height": 768})
-    context.route("**/*", route)
+    block_outside(context, base, blocked)
     try:
         yield base, context.new_page(), blocked
     finally:
