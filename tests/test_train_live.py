@@ -508,6 +508,29 @@ def test_reset_at_the_same_size_draws_every_head_again(page):
     reset(p, 1)
 
 
+def test_an_input_that_changes_nothing_builds_nothing_again(page):
+    """The same h, d_k and seed typed again keep the model that is built: no
+    second setup and no second read-out of step 0, which would take the
+    read-out worker's core from the first steps of the run. A real change
+    builds the new size."""
+    p, _ = page
+    ready(p, 1, 2, 8)
+    p.evaluate("""() => { const P = mha.trainer.panels[1], setup = P.worker.setup.bind(P.worker);
+        window.__setups = 0; P.worker.setup = (a) => { window.__setups++; setup(a); }; }""")
+    box = panel(p, 1)
+    seed = box.locator("input[id$='-seed']").input_value()
+    for name, value in (("h", "2"), ("dk", "8"), ("seed", seed)):
+        box.locator(f"input[id$='-{name}']").fill(value)
+        assert state(p, 1) == "ready", f"retyping {name} = {value} started a new model"
+    p.wait_for_timeout(300)
+    assert p.evaluate("window.__setups") == 0
+    assert box.locator(".mha-train-status").inner_text() == "Ready: press Train."
+    box.locator("input[id$='-dk']").fill("9")
+    wait_state(p, 1, ["ready"])
+    assert p.evaluate("window.__setups") == 1
+    assert "d_model = 2 × 9 = 18" in box.locator(".mha-train-summary").inner_text()
+
+
 def test_unknown_words_get_the_explorers_line(page):
     """An all-unknown or right-to-left sentence: the trainer refuses it with
     the explorer's rule and words, shows no picture, and recovers."""

@@ -50,13 +50,18 @@ export class Lifecycle {
     if (!c || this.locked() || !this.seen) { return; }
     const why = unavailable();
     if (why) { this.fail(why); return; }
+    const key = [c.h, c.dk, c.seed, c.steps, this.knobs.key()].join("/");
+    // the same model, built or being built (an input event that changed
+    // nothing: "same budget" ticked again, a field retyped): not again, nor
+    // its step-0 read-out, which would take the read-out worker's core
+    // from the first steps of a run
+    if (this.worker && key === this.setupKey && (this.state === "loading" || this.state === "ready")) { return; }
     if (!this.worker) { this.worker = this.newClient(); }
     this.state = "loading";
     this.status.textContent = "Building the model (h = " + c.h + ", d_k = " + c.dk + ") …";
     this.lock();
     this.clearRun();
-    this.setupKey = [c.h, c.dk, c.seed, this.knobs.key()].join("/");
-    const key = this.setupKey;
+    this.setupKey = key;
     this.tokens().then(() => {
       if (this.worker && key === this.setupKey) { this.worker.setup(this.setupArgs(c)); }
     }).catch((err) => {
