@@ -143,6 +143,7 @@ def test_html_depends_on_the_chapter_notebooks_and_the_package_hash():
 
 
 @pytest.mark.parametrize("module", ["site_browser", "build_handouts", "build_slides",
+                                    "slide_markdown", "slide_paginate",
                                     "execute_chapters", "colab_cell", "export_explorer",
                                     "vendor_js", "class_reference"])
 def test_the_book_build_imports_no_test_dependency(module):

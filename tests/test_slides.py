@@ -15,6 +15,8 @@ from test_book import ROOT, toc_files
 
 sys.path.insert(0, str(ROOT / "scripts"))
 import build_slides as bs  # noqa: E402  (scripts/build_slides.py)
+import slide_markdown as sm  # noqa: E402  (scripts/slide_markdown.py)
+import slide_paginate as sp  # noqa: E402  (scripts/slide_paginate.py)
 
 SLIDES = SITE / "slides"
 CHAPTER_PAGES = [f for f in toc_files()
@@ -174,15 +176,15 @@ def test_long_cells_and_outputs_are_split_for_slides():
     cell.outputs = [nbformat.v4.new_output("stream", name="stdout",
                                            text="\n".join(map(str, range(40))))]
     nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_markdown_cell("## Heading"), cell])
-    cells = bs.assign_slides(bs.chapter_units(nb, {}))
+    cells = sp.assign_slides(sp.chapter_units(nb, {}))
     shown = [c for c in cells if c.cell_type == "code" and
              not c.metadata.get("transient", {}).get("remove_source")]
-    assert len(shown) == 3 and all(len(c.source.splitlines()) <= bs.CODE_MAX for c in shown)
+    assert len(shown) == 3 and all(len(c.source.splitlines()) <= sp.CODE_MAX for c in shown)
     assert "\n".join(c.source for c in shown).split() == code.split(), "code lost in the split"
     printed = [o for c in cells if c.cell_type == "code" for o in c.outputs]
     assert len(printed) == 1
     lines = printed[0]["text"].splitlines()
-    assert len(lines) == bs.OUTPUT_MAX and "more lines: see the chapter page" in lines[-1]
+    assert len(lines) == sp.OUTPUT_MAX and "more lines: see the chapter page" in lines[-1]
     shown_cells = [c for c in cells if c.metadata["slideshow"]["slide_type"] != "notes"]
     assert all(c.metadata["slideshow"]["slide_type"] == "subslide" for c in shown_cells[1:])
     notes = [c for c in cells if c.metadata["slideshow"]["slide_type"] == "notes"]
@@ -190,7 +192,7 @@ def test_long_cells_and_outputs_are_split_for_slides():
         "the speaker notes do not say that the printout was cut"
 
     text = "## A long section\n\n" + "\n\n".join("word " * 120 for _ in range(8))
-    pages = bs.paginate(text)
+    pages = sp.paginate(text)
     assert len(pages) >= 3
     assert all('class="deck-continued">A long section (continued)' in p for p in pages[1:])
     assert "".join(pages).count("word") == 8 * 120
@@ -205,15 +207,15 @@ def test_tab_sets_and_glue_directives_become_slide_markdown():
               "text of the second tab", ":::", "::::"]
     glue = {"table": {"text/markdown": "| a | b |\n|:--|:--|\n| 1 | 2 |"},
             "picture": {"image/png": "iVBORw0KGgo=", "text/plain": "<Figure>"}}
-    out = bs.render(bs.parse_blocks(source), glue, bs.CHAPTERS)
+    out = sm.render(sm.parse_blocks(source), glue, sm.CHAPTERS)
     for shown in ("**First tab**", "| 1 | 2 |", "text of the first tab",
                   "**Second tab**", "data:image/png;base64,iVBORw0KGgo=",
                   "text of the second tab"):
         assert shown in out, f"{shown!r} is missing from the slide Markdown:\n{out}"
     assert out.index("First tab") < out.index("Second tab")
     assert not re.search(r":::|```\{", out), f"a directive was left unconverted:\n{out}"
-    with pytest.raises(bs.SlidesError, match="missing"):
-        bs.render(bs.parse_blocks(["```{glue} missing", "```"]), {}, bs.CHAPTERS)
+    with pytest.raises(sm.SlidesError, match="missing"):
+        sm.render(sm.parse_blocks(["```{glue} missing", "```"]), {}, sm.CHAPTERS)
 
 
 @pytest.mark.parametrize("stem", STEMS)
@@ -282,24 +284,24 @@ def test_numbered_figure_references_resolve():
     """``{numref}`` reads as the page's figure number, and the figure's
     caption on its slide carries that number (chapter 11's "A picture"
     slide read "the figure, the figure, the figure and the figure")."""
-    bs.FIGURES.clear()
-    bs.FIGURES.update({"fig-a": "Fig. 20", "fig-b": "Fig. 21"})
+    sm.FIGURES.clear()
+    sm.FIGURES.update({"fig-a": "Fig. 20", "fig-b": "Fig. 21"})
     try:
-        line = bs.inline("{numref}`fig-a` and {numref}`Figure %s <fig-b>`; {numref}`nope`", {})
+        line = sm.inline("{numref}`fig-a` and {numref}`Figure %s <fig-b>`; {numref}`nope`", {})
         assert line == "Fig. 20 and Figure 21; the figure", line
         cell = nbformat.v4.new_code_cell("plot()")
         cell.metadata["mystnb"] = {"figure": {"name": "fig-a", "caption": "A caption."}}
-        _, extra = bs.clean_code_cell(cell)
+        _, extra = sp.clean_code_cell(cell)
         assert "Fig. 20</strong> A caption." in extra[0].source
     finally:
-        bs.FIGURES.clear()
+        sm.FIGURES.clear()
     for stem in STEMS:
         source = (ROOT / "chapters" / f"{stem}.md").read_text()
         refs = re.findall(r"\{numref\}`([^`<]+)`", source)
         if not refs:
             continue
         deck = (SLIDES / f"{stem}.slides.html").read_text()
-        numbers = bs.figure_numbers(SITE / "chapters" / f"{stem}.html")
+        numbers = sm.figure_numbers(SITE / "chapters" / f"{stem}.html")
         for ref in refs:
             assert ref in numbers, f"{stem}: {{numref}}`{ref}` names no figure of the page"
             assert numbers[ref] in deck, f"{stem}: the deck never says {numbers[ref]}"
