@@ -4,7 +4,8 @@ Modules, in course order:
 
 - :mod:`mhacourse.attention` — one head: scaled dot-product attention
 - :mod:`mhacourse.masks` — causal and padding masks (``True`` = blocked)
-- :mod:`mhacourse.heads` — split ``d_model`` into ``h`` heads and merge them back
+- :mod:`mhacourse.heads` — split ``d_model`` into ``h`` heads and merge them back;
+  a head's name (``head_name(0, 0) == "L1H1"``: names count from 1)
 - :mod:`mhacourse.tensors` — small exact (float64) matrices for the worked examples
 - :mod:`mhacourse.multihead` — multi-head attention (loop and batched), ``W_O``
 - :mod:`mhacourse.cost` — a layer's parameters and the FLOPs of its matrix products
@@ -53,7 +54,7 @@ from .decoder import (
     decoder_layer,
     decoder_weights_from_torch,
 )
-from .heads import merge_heads, split_heads
+from .heads import head_name, merge_heads, split_heads
 from .kv_cache import (
     CausalLM,
     KVCache,
@@ -104,7 +105,7 @@ __all__ = [
     "InputError", "InputTypeError",
     # one head, masks, heads
     "attention_scores", "scaled_dot_product_attention", "softmax",
-    "causal_mask", "padding_mask", "merge_heads", "split_heads",
+    "causal_mask", "padding_mask", "head_name", "merge_heads", "split_heads",
     # multi-head attention
     "MHAConfig", "MHAWeights", "MultiHeadAttention", "from_torch", "to_torch",
     "head_contributions", "head_slice", "multi_head_attention",

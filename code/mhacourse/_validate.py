@@ -234,6 +234,20 @@ def check_head_index(name: str, i, h: int) -> int:
     return i
 
 
+def check_index(name: str, i, what: str, count: str = "n") -> int:
+    """Return ``i`` as an ``int`` if it is an index counted from 0 (a whole
+    number >= 0; Python, NumPy or 0-d integer torch). For callers that do not
+    know how many ``what`` there are (``count``), so cannot resolve a negative
+    index from the end."""
+    i = as_int(name, i, f"a {what} index (a whole number >= 0)")
+    if i < 0:
+        raise InputError(
+            f"{name} = {i} is not a {what} index: indices count from 0 "
+            f"({name} = 0 is the first {what}); a negative index counts from "
+            f"the end, which needs the number of {what}s: pass {name} % {count}.")
+    return i
+
+
 # --- numbers, flags, seeds, dtypes, sizes, ids, paths, text ------------------
 
 #: Most numbers a model or table that these functions build may hold (a

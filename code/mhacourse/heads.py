@@ -3,12 +3,22 @@
 The split is of the **projection's output** ``X W_Q`` (B, L, d_model), not of
 the input embedding ``X``: every head's projection reads all d_model input
 dimensions. Head ``i`` owns output columns ``i*d_k : (i+1)*d_k``.
+
+A head's name, :func:`head_name`, counts from 1 (``L1H1``); the indices in
+the code count from 0.
 """
 from __future__ import annotations
 
 import torch
 
-from ._validate import InputTypeError, check_heads, check_ndim, check_positive_int, describe
+from ._validate import (
+    InputTypeError,
+    check_heads,
+    check_index,
+    check_ndim,
+    check_positive_int,
+    describe,
+)
 
 
 def split_heads(x: torch.Tensor, h: int) -> torch.Tensor:
@@ -87,3 +97,22 @@ def score_rank_bound(L: int, d_model: int, h: int) -> int:
 def check_score_rank(L, d_model, h) -> None:
     check_positive_int("L", L)
     check_heads(d_model, h)
+
+
+def head_name(layer, head) -> str:
+    """The course's name of head ``head`` of layer ``layer``:
+    ``"L{layer + 1}H{head + 1}"``.
+
+    Names count layers and heads **from 1**, everywhere in the course (the
+    chapters, the explorer, the trainer, the error messages): ``L1H1`` is
+    the first layer's first head. The code's indices count **from 0**, as
+    Python does: ``out.attentions[l][b, i]`` is head ``head_name(l, i)``, so
+    ``head_name(0, 0) == "L1H1"`` and ``head_name(5, 11) == "L6H12"``.
+
+    ``layer`` and ``head`` are those indices: whole numbers >= 0 (Python,
+    NumPy or 0-d integer torch). A negative index, a float or a bool raises
+    :class:`~mhacourse.InputError` (``InputTypeError`` for the type).
+    """
+    layer = check_index("layer", layer, "layer", "n_layers")
+    head = check_index("head", head, "head", "h")
+    return f"L{layer + 1}H{head + 1}"

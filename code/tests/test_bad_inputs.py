@@ -148,6 +148,9 @@ def _rows():
     add("heads", "split-h-0", lambda: mc.split_heads(X, 0), E, "h")
     add("heads", "split-h-float", lambda: mc.split_heads(X, 2.0), T, "h")
     add("heads", "split-h-str", lambda: mc.split_heads(X, "2"), T, "h")
+    add("heads", "name-layer-negative", lambda: mc.head_name(-1, 0), E, "layer = -1")
+    add("heads", "name-head-float", lambda: mc.head_name(0, 1.0), T, "head")
+    add("heads", "name-layer-bool", lambda: mc.head_name(True, 0), T, "layer")
     add("heads", "merge-3d", lambda: mc.merge_heads(X), E, "x")
     add("heads", "head_slice-i-h", lambda: mc.head_slice(W.W_Q, None, 2, 2), E,
         "i = 2")
