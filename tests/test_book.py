@@ -219,3 +219,18 @@ def test_chapter_11_numbers_heads_from_1_as_the_page_does():
     zero_based = re.findall(r"\bL\dH0\b|\bhead 0\b|H\{i\}|H\{j\}|head \{[ij]\}", text)
     assert not zero_based, f"0-based head labels in chapter 11: {zero_based}"
     assert "L1H1 is block 1's first head" in text
+
+
+@pytest.mark.parametrize("stem", ["04_what_heads_learn", "14_positions"])
+def test_minilm_chapters_name_heads_from_1_with_head_name(stem):
+    """Chapter 4 (and chapter 14, which quotes its previous-token head) name
+    MiniLM's heads as the rest of the course does, L1H1 = the first layer's
+    first head: through ``mc.head_name``, no name built from 0-based indices
+    (``f"L{l}H{i}"``) and no "layer 0" or "head 0" said to the reader."""
+    text = (ROOT / "chapters" / f"{stem}.md").read_text(encoding="utf-8")
+    zero_based = re.findall(r"\bL\{[^}]*\}H\{|\bL0H|\bL\dH0\b|\blayers? 0\b|\bheads? 0\b"
+                            r"|head \{[ij]\}|[Ll]ayer-0", text)
+    assert not zero_based, f"0-based head or layer names in {stem}: {zero_based}"
+    assert "mc.head_name(" in text
+    if stem.startswith("04"):
+        assert "both counted from 1, as everywhere in the course" in " ".join(text.split())

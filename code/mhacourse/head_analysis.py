@@ -58,6 +58,7 @@ from ._validate import (
 from .ablation_cache import AblationCache
 from .bert import Bert, BertOutput, encode, load_model
 from .bert_weights import check_bert_model
+from .heads import head_name
 from .tasks import EXAMPLE_SENTENCES
 
 # --- input checks: the rules of this module's public functions -----------
@@ -556,24 +557,25 @@ def analyse(texts=SENTENCES, claims=SEED_CLAIMS,
 
 
 def report(a: HeadAnalysis, top: int = 5) -> str:
-    """A plain-text summary of :func:`analyse`'s result."""
+    """A plain-text summary of :func:`analyse`'s result; heads are named
+    by :func:`~mhacourse.heads.head_name` and layers numbered from 1 (L1H1)."""
     check_report(a, top)
     s = a.stats
     lines = [f"classes ({s.n_rows} query rows): "
              + ", ".join(f"{k} {v}" for k, v in a.counts.items())]
     for c in CLASSES[:4]:
-        heads = [f"L{l}H{i}" for l, row in enumerate(a.labels)
+        heads = [head_name(l, i) for l, row in enumerate(a.labels)
                  for i, lab in enumerate(row) if lab == c]
         lines.append(f"  {c}: {' '.join(heads) or '-'}")
-    lines.append("layer  " + " ".join(f"{i:>2}" for i in range(len(a.labels[0]))))
+    lines.append("layer  " + " ".join(f"{i + 1:>2}" for i in range(len(a.labels[0]))))
     abbrev = {"previous": "P", "next": "N", "self": "S", "sink": "K",
               "broad": "B", "mixed": "."}
     for l, row in enumerate(a.labels):
-        lines.append(f"  {l}    " + " ".join(f"{abbrev[c]:>2}" for c in row))
+        lines.append(f"  {l + 1}    " + " ".join(f"{abbrev[c]:>2}" for c in row))
     for name in ("prev", "next", "self_", "sink", "punct", "entropy_norm"):
         t = getattr(s, name)
         l, i = divmod(int(t.argmax()), t.shape[1])
-        lines.append(f"max {name.rstrip('_')}: L{l}H{i} = {float(t.max()):.3f}")
+        lines.append(f"max {name.rstrip('_')}: {head_name(l, i)} = {float(t.max()):.3f}")
     for r in a.claims:
         c = r.claim
         lines.append(f"claim {c.source!r} -> {c.target!r} (vs {c.alternative!r}) "
@@ -581,13 +583,13 @@ def report(a: HeadAnalysis, top: int = 5) -> str:
                      f"{r.n_prefer_target}/{r.to_target.numel()} heads prefer "
                      f"target; pieces {r.pieces}")
         for l, i, wt, wa, wtop in r.best:
-            lines.append(f"    L{l}H{i}: {wt:.3f} to {c.target!r}, {wa:.3f} to "
+            lines.append(f"    {head_name(l, i)}: {wt:.3f} to {c.target!r}, {wa:.3f} to "
                          f"{c.alternative!r}, top word {wtop!r}")
     rk = a.ablation.ranking
     lines.append("most important (cos without the head): "
-                 + ", ".join(f"L{l}H{i} {c:.4f}" for l, i, c in rk[:top]))
+                 + ", ".join(f"{head_name(l, i)} {c:.4f}" for l, i, c in rk[:top]))
     lines.append("least important: "
-                 + ", ".join(f"L{l}H{i} {c:.5f}" for l, i, c in rk[-top:]))
+                 + ", ".join(f"{head_name(l, i)} {c:.5f}" for l, i, c in rk[-top:]))
     for t in (0.99, 0.95, 0.9, 0.8):
         lines.append(f"heads removable with cos >= {t}: "
                      f"{a.curve.heads_removable(t)} of {len(a.curve.order)}")

@@ -146,7 +146,8 @@ KNOBS = (
                 "off": "0"}},
     {"name": "identical", "label": "identical start", "control": "switch", "default": False,
      "input": "identical", "on": 1, "off": 0,
-     "help": "Every head starts as a copy of head 0 (W_Q, W_K, W_V columns and W_O rows).",
+     "help": "Every head of a layer starts as a copy of its first head (W_Q, W_K, W_V "
+             "columns and W_O rows).",
      "python": {"call": "train", "arg": "identical_heads", "on": "True", "off": "False"}},
     {"name": "clip", "label": "clip gradients", "control": "switch", "default": True,
      "input": "clip", "on": st.CLIP, "off": 0,

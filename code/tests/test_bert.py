@@ -5,6 +5,7 @@ states and attention weights to 1e-4 (float32), on single sentences and on a
 padded batch. Then bad input, head ablation and the head analysis.
 """
 import os
+import re
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")  # never reach the network
 
@@ -262,6 +263,31 @@ def test_classify_synthetic_heads():
     labels = ha.classify_heads(stats)
     assert labels == [["previous", "next", "sink", "broad", "self", "mixed"]]
     assert ha.class_counts(labels) == dict.fromkeys(ha.CLASSES, 1)
+
+
+def test_report_names_heads_and_layers_from_1():
+    """``report`` names heads as the course does (``mc.head_name``: L1H1 is
+    index (0, 0)), and numbers the class grid's layers and heads from 1."""
+    A, tokens = synthetic()  # 1 layer, 6 heads
+    stats = ha.attention_statistics([A], [tokens])
+    labels = ha.classify_heads(stats)
+    cos = torch.tensor([[0.9, 0.99, 0.999, 0.95, 0.98, 0.97]])
+    ranking = sorted(((0, i, float(c)) for i, c in enumerate(cos[0])), key=lambda r: r[2])
+    claim = ha.Claim("a b , c", "c", "a", "b")
+    to_t, to_a = torch.tensor([[0.1, 0.6, 0.2, 0.0, 0.0, 0.1]]), torch.zeros(1, 6)
+    result = ha.ClaimResult(claim, to_t, to_a, [(0, 1, 0.6, 0.0, "a")],
+                            {"c": ["c"], "a": ["a"], "b": ["b"]})
+    curve = ha.PruningCurve([(0, i) for i, _, _ in reversed(ranking)],
+                            [1.0, 0.99, 0.98, 0.97, 0.96, 0.95, 0.9])
+    analysis = ha.HeadAnalysis(stats, labels, ha.class_counts(labels), [result],
+                               ha.Ablation(cos, ranking), curve)
+    text = ha.report(analysis, top=2)
+    assert "previous: L1H1" in text and "sink: L1H3" in text, text
+    assert "layer   1  2  3  4  5  6" in text and "  1     P  N  K  B  S  ." in text, text
+    assert "max prev: L1H1 = 1.000" in text and "    L1H2: 0.600 to 'a'" in text, text
+    assert "most important (cos without the head): L1H1 0.9000, L1H4 0.9500" in text
+    assert "least important: L1H2 0.99000, L1H3 0.99900" in text, text
+    assert not re.search(r"\bL0|H0\b", text), text
 
 
 def test_statistics_refuse_bad_shapes():

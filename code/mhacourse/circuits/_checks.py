@@ -17,6 +17,7 @@ from .._validate import (
     check_tensor,
     describe,
 )
+from ..heads import head_name
 from ..tiny_model.model import TinyWeights, check_tiny_ids, check_tiny_model
 from .core import BASELINE_HEADS
 
@@ -71,7 +72,7 @@ def check_heads_write(model, w: TinyWeights, layers, heads=None) -> None:
             zero = [k for k, t in parts.items() if not bool((t != 0).any())]
             if zero:
                 raise InputError(
-                    f"head L{layer + 1}H{i + 1} has all-zero {zero[0]}: it writes "
+                    f"head {head_name(layer, i)} has all-zero {zero[0]}: it writes "
                     "(or reads) nothing, so its copying and composition scores "
                     "are 0 / 0. Read a trained model, or leave that head's "
                     "weights as trained (switch a head off with head_mask).")
@@ -88,7 +89,7 @@ def check_circuit_nonzero(M, layer: int, head: int) -> None:
     """Refuse a full OV circuit that is all zero (an embedding or an
     unembedding of zeros): its copying score would be 0 / 0."""
     if not bool((M != 0).any()):
-        raise InputError(f"head L{layer + 1}H{head + 1}'s full OV circuit W_E W_OV "
+        raise InputError(f"head {head_name(layer, head)}'s full OV circuit W_E W_OV "
                          "W_U is all zero (are W_E or W_U zero?): its copying "
                          "score is 0 / 0. Read a trained model.")
 

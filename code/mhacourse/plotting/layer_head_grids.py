@@ -1,6 +1,8 @@
 """A model's heads as a layers x heads grid (chapter 4): one coloured,
 lettered cell per head for its class, or one number per head, and the text
-alternative of either.
+alternative of either. Rows and columns are numbered from 1, as the course
+names heads (:func:`mhacourse.heads.head_name`: row 1, column 1 is L1H1);
+the arrays are indexed from 0.
 """
 from __future__ import annotations
 
@@ -33,9 +35,11 @@ GRID_FONT = 9
 
 
 def _layer_head_axes(ax, n_layers: int, h: int, title: str | None) -> None:
-    """Ticks, labels and thin white cell borders for a (layers, heads) grid."""
-    ax.set_xticks(range(h), [str(i) for i in range(h)], fontsize=GRID_FONT)
-    ax.set_yticks(range(n_layers), [str(l) for l in range(n_layers)], fontsize=GRID_FONT)
+    """Ticks (numbered from 1, as head names count), labels and thin white
+    cell borders for a (layers, heads) grid."""
+    ax.set_xticks(range(h), [str(i + 1) for i in range(h)], fontsize=GRID_FONT)
+    ax.set_yticks(range(n_layers), [str(l + 1) for l in range(n_layers)],
+                  fontsize=GRID_FONT)
     ax.set_xticks(np.arange(-0.5, h), minor=True)
     ax.set_yticks(np.arange(-0.5, n_layers), minor=True)
     ax.grid(which="minor", color="white", linewidth=1.2)
@@ -104,8 +108,8 @@ def head_value_grid(ax, values, title: str | None = None, vmin: float = 0.0,
 
 def head_grid_text(grid, fmt: str = "{}") -> str:
     """Text alternative of a layers x heads grid (classes or numbers): one
-    line per layer, ``"layer 0: P M K ..."``, classes written as their
-    :data:`HEAD_CLASS_STYLE` letters."""
+    line per layer, numbered from 1 as head names count (``"layer 1: P M K
+    ..."``), classes written as their :data:`HEAD_CLASS_STYLE` letters."""
     check_grid(grid)
     check_options(formats={"fmt": fmt})
     lines = []
@@ -114,6 +118,6 @@ def head_grid_text(grid, fmt: str = "{}") -> str:
     for l, row in enumerate(rows):
         cells = [HEAD_CLASS_STYLE[c][1] if isinstance(c, str) and c in HEAD_CLASS_STYLE
                  else fmt.format(c) for c in row]
-        lines.append(f"layer {l}: " + " ".join(cells))
+        lines.append(f"layer {l + 1}: " + " ".join(cells))
     return "\n".join(lines)
 
