@@ -7,7 +7,9 @@ PYTHON ?= python3
 VENV   := .venv
 BIN    := $(VENV)/bin
 JB_FLAGS := -W -n --keep-going
-NOTEBOOKS := $(wildcard chapters/[0-9][0-9]_*.md chapters/explorer.md)
+# the numbered chapters, their companion pages (chapters/11b_*.md: a section of
+# its chapter in _toc.yml) and the explorer
+NOTEBOOKS := $(wildcard chapters/[0-9][0-9]_*.md chapters/[0-9][0-9][a-z]_*.md chapters/explorer.md)
 IPYNBS := $(NOTEBOOKS:.md=.ipynb)
 
 .PHONY: book html execute slides handouts test test-quick lint sync clean classroom-check FORCE

@@ -1,4 +1,6 @@
-"""Train the runs chapters 10 and 11 read, and write them under assets/runs/.
+"""Train the runs chapters 10 and 11 read (and chapter 11's companion page,
+11b_seeds_and_settings: the seeds, warm-up and clipping runs), and write them
+under assets/runs/.
 
     OMP_NUM_THREADS=1 PYTHONPATH=code nice -n 10 python scripts/record_runs.py [NAME ...]
     # all runs: ~8 CPU min on one thread; names: only those runs
@@ -51,7 +53,7 @@ ROOT = Path(__file__).resolve().parents[1]
 OUT = ROOT / "assets" / "runs"
 EVAL_EVERY = 20
 STEPS = 800  # the page's steps at d_model 64 (catalogue.steps_for(64))
-SEEDS = range(6)  # the seeds of the warm-up and clipping comparisons
+SEEDS = range(6)  # the seeds of the warm-up and clipping comparisons (chapter 11b)
 BASE = dict(h=4, d_k=16)
 
 

@@ -17,7 +17,10 @@ import execute_chapters  # noqa: E402  (scripts/execute_chapters.py)
 import colab_cell  # noqa: E402  (scripts/colab_cell.py)
 
 CHAPTERS = sorted((ROOT / "chapters").glob("[0-9][0-9]_*.md"))
-NOTEBOOKS = CHAPTERS + [ROOT / "chapters" / "explorer.md"]
+# a chapter's companion page (11b_*.md, a section of its chapter in _toc.yml)
+# is a notebook but not a chapter: no template, deck or handout of its own
+COMPANIONS = sorted((ROOT / "chapters").glob("[0-9][0-9][a-z]_*.md"))
+NOTEBOOKS = CHAPTERS + COMPANIONS + [ROOT / "chapters" / "explorer.md"]
 
 
 def toc_files() -> list[str]:

@@ -1,6 +1,7 @@
 // Small accessibility repairs to the book theme, found by the axe-core scan
 // (tests/test_site.py): each control's accessible name contains the text it
-// shows (WCAG 2.5.3, "label in name"); scrollable regions can be reached with
+// shows (WCAG 2.5.3, "label in name"), and a control that shows only an icon
+// has one (WCAG 4.1.2); scrollable regions can be reached with
 // the keyboard from the moment they are on the page (WCAG 2.1.1); a figure
 // shrunk to a narrow screen can be shown at full size (WCAG 1.4.4).
 (function () {
@@ -24,7 +25,16 @@
     // folded code cells (sphinx-togglebutton): name the summary by the text
     // it shows ("Show code cell source"), not "Toggle hidden content"
     document.querySelectorAll("summary[aria-label]").forEach(function (el) {
+      if (el.closest(".bd-docs-nav")) { return; }   // the sidebar's folds: below
       el.setAttribute("aria-label", text(el.querySelector(".collapsed") || el));
+    });
+    // a chapter with a companion page (a section in _toc.yml) gets a fold in
+    // the sidebar whose summary shows only a chevron, and had no name: name
+    // it by its chapter ("Sections of 11. How heads form, ...")
+    document.querySelectorAll(".bd-docs-nav li > details > summary").forEach(function (el) {
+      var link = el.parentElement.parentElement.querySelector(":scope > a");
+      var name = "Sections of " + (link ? text(link) : "this chapter");
+      if (el.getAttribute("aria-label") !== name) { el.setAttribute("aria-label", name); }
     });
     // the colour-mode button shows only icons: hide them from assistive
     // technology and name the button by its tooltip ("Color mode") instead

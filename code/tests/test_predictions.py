@@ -7,6 +7,7 @@ import copy
 import json
 import math
 import re
+from pathlib import Path
 
 import pytest
 
@@ -55,10 +56,14 @@ def test_the_bank_is_whole():
     bank = P.questions()
     ids = [q["id"] for q in bank["questions"]]
     assert len(ids) == len(set(ids)) >= 7
-    sections = {slug(m) for m in re.findall(r"^#+ (.+)$", CHAPTER.read_text(), re.M)}
+    def sections(page: str) -> set[str]:       # the headings of a page of the book
+        md = CHAPTER.parent / Path(page).with_suffix(".md").name
+        return {slug(m) for m in re.findall(r"^#+ (.+)$", md.read_text(), re.M)}
+
+    assert bank["chapter"] == f"chapters/{CHAPTER.stem}.html"
     for q in bank["questions"]:
         assert q["readout"] in bank["readouts"], q["id"]
-        assert q["section"] in sections, q["id"]
+        assert q["section"] in sections(q.get("chapter", bank["chapter"])), q["id"]
         rule = q["rule"]
         if rule["kind"] == "band":  # every band and "none" is an answer, bands tile
             outcomes = [b["answer"] for b in rule["bands"]] + [rule["none"]] * (
@@ -106,6 +111,8 @@ def test_main_run_grades_its_own_read_outs(records):
 def test_identical_start_and_one_layer(records):
     g = by_id(P.grade({"identical_start": "yes"}, records["identical"]))["identical_start"]
     assert g["status"] == "right" and "Graded against" not in g["line"]
+    # taught on chapter 11's companion page: the link goes there, not to the bank's chapter
+    assert g["link"] == "chapters/11b_seeds_and_settings.html#seeds-and-what-a-head-index-means"
     assert by_id(P.grade({"identical_start": "no"}, records["identical"]))[
         "identical_start"]["status"] == "wrong"
     one = records["one_layer"]

@@ -25,7 +25,8 @@ graded against this run, and says so.
 
 To add a question: an entry in ``questions.json`` (its ``readout``, a
 ``rule`` of kind ``"band"`` or ``"equal"``, ``answers``, ``requires``,
-``explain`` and the chapter ``section``). A new read-out is written twice,
+``explain`` and the ``section`` that teaches it, in the bank's ``chapter``
+or, given a ``chapter`` of its own, on that page). A new read-out is written twice,
 in :func:`_readout` here and ``readout`` in ``lab/grade.js``;
 ``tests/test_lab.py`` checks that both grade every answer of the bank alike
 on real runs.
@@ -61,7 +62,8 @@ def questions() -> dict:
     """The question bank (a fresh copy of ``questions.json``): its
     ``constants``, ``readouts`` and ``questions`` (each with ``id``, ``ask``,
     ``readout``, ``rule``, ``answers``, ``requires``, ``seed_dependent``,
-    ``explain`` and ``section``)."""
+    ``explain``, ``section`` and, where the section is on another page than
+    the bank's ``chapter``, that ``chapter``)."""
     return json.loads(_bank())
 
 
@@ -291,7 +293,8 @@ def _observed(q, answer, value, step) -> str:
 
 
 def _grade_one(q, prediction, r, constants, chapter):
-    base = {"id": q["id"], "prediction": prediction, "link": f"{chapter}#{q['section']}",
+    page = q.get("chapter", chapter)      # the question's own page, else the bank's
+    base = {"id": q["id"], "prediction": prediction, "link": f"{page}#{q['section']}",
             "explain": q["explain"], "answer": None, "value": None}
     why = _applies(q, r["settings"])
     if why:

@@ -237,7 +237,7 @@ function observed(q, answer, value, step) {
 }
 
 function gradeOne(q, prediction, r, c, chapter) {
-  const base = { id: q.id, prediction: prediction, link: chapter + "#" + q.section, explain: q.explain,
+  const base = { id: q.id, prediction: prediction, link: (q.chapter || chapter) + "#" + q.section, explain: q.explain,
     answer: null, value: null };
   const why = notApplicable(q, r.settings);
   if (why) { return Object.assign(base, { status: "not_applicable", line: "Not graded on this run: " + why + "." }); }
