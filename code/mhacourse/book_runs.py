@@ -15,17 +15,11 @@ from pathlib import Path
 from . import tasks
 from ._validate import check_writable
 from .catalogue import assets_dir, steps_for
-from .checks.predictions import BANK, questions
+from .checks.predictions import BANK, phase_step, questions
 from .tiny_model.analysis import heldout
 from .tiny_model.model import TinyConfig, default_peak_lr
 
 PARTS = ("accuracy", "previous", "lookup", "loss")
-
-
-def _phase_step(history, rule: float, margin: float):
-    """The first step whose lookup accuracy is more than ``margin`` above
-    the previous-word rule's (chapter 11; the page's rule), or None."""
-    return next((e["step"] for e in history if e["lookup"] > rule + margin), None)
 
 
 def _entry(name, source, cfg: dict, train: dict, history, rule, margin) -> dict:
@@ -45,7 +39,7 @@ def _entry(name, source, cfg: dict, train: dict, history, rule, margin) -> dict:
         "identical": bool(train.get("identical_heads", False)), "page_run": page,
         "every": steps[1] - steps[0] if len(steps) > 1 else train["steps"],
         "history": [{k: round(float(e[k]), 4) for k in ("step", *PARTS)} for e in history],
-        "phase_step": _phase_step(history, rule, margin),
+        "phase_step": phase_step(history, rule, margin),
     }
 
 

@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 
 import mhacourse as mc
+from mhacourse import book_runs
 from mhacourse import tiny_model as tm
 from mhacourse.catalogue import assets_dir
 from mhacourse.checks import predictions as P
@@ -196,3 +197,42 @@ def test_run_record_checks_its_input():
         P.run_record(model, {"steps": 20, "seed": 0, "history": []})
     with pytest.raises(mc.InputError, match="identical_heads"):
         P.grade_run({}, model, {"steps": 20, "seed": 0, "history": [{}]}, "no")
+
+
+def test_phase_step_is_the_one_rule(records):
+    """phase_step: the first read-out more than the margin (the bank's by
+    default) above the rule on lookup; strictly more, so a run that only
+    reaches rule + margin has not left the plateau; None if never. The
+    grades and the book's runs in the page's data (book_runs) use it, so
+    they agree with chapter 11, which imports it too."""
+    margin = P.questions()["constants"]["phase_margin"]
+    hist = [{"step": 0, "lookup": 0.25}, {"step": 20, "lookup": 0.5},
+            {"step": 40, "lookup": 0.75}]
+    assert P.phase_step(hist, 0.25, 0.25) == 40  # 0.5 is not > 0.25 + 0.25
+    assert P.phase_step(hist, 0.25, 0.2) == 20
+    assert P.phase_step(hist, 0.25) == (20 if 0.5 > 0.25 + margin else 40)
+    assert P.phase_step(hist, 0.7) is None
+    assert P.phase_step([], 0.3) is None
+    r = records["main"]
+    want = next(e["step"] for e in r["history"] if e["lookup"] > r["rule_lookup"] + margin)
+    assert P.phase_step(r["history"], r["rule_lookup"]) == want
+    assert P._readout("phase_step", r, P.questions()["constants"]) == (True, want)
+    book = {run["name"]: run for run in book_runs.book_runs()["runs"]}
+    assert book["main"]["phase_step"] == want
+    assert "def phase_change" not in CHAPTER.read_text(encoding="utf-8"), \
+        "chapter 11 defines its own phase rule again: import phase_step"
+
+
+@pytest.mark.parametrize("history, rule, margin, words", [
+    ("steps", 0.3, None, "history must be a list"),
+    ([{"step": 0}], 0.3, None, "a 'step' and a 'lookup'"),
+    ([{"step": 0, "lookup": 1.5}], 0.3, None, "accuracy from 0 to 1"),
+    ([{"step": -20, "lookup": 0.5}], 0.3, None, "whole number >= 0"),
+    ([{"step": 0, "lookup": 0.5}], math.nan, None, "finite number"),
+    ([{"step": 0, "lookup": 0.5}], 0.3, 1.0, "margin must be from 0"),
+    ([{"step": 0, "lookup": 0.5}], 0.3, "0.1", "finite number"),
+])
+def test_phase_step_bad_input_gets_one_line(history, rule, margin, words):
+    with pytest.raises(mc.InputError, match=words) as e:
+        P.phase_step(history, rule, margin)
+    assert "\n" not in str(e.value)

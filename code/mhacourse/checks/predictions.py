@@ -203,11 +203,49 @@ def _final(r):
     return f if _done(r) and f is not None and f["step"] == r["step"] else None
 
 
+def check_phase_step(history, rule_lookup, margin) -> tuple[list, float, float]:
+    """:func:`phase_step`'s input: ``(history, rule_lookup, margin)``,
+    checked, the margin filled in from the bank when ``None``."""
+    history = _check_list("history", history)
+    for k, e in enumerate(history):
+        e = _check_dict(f"history[{k}]", e)
+        if "step" not in e or "lookup" not in e:
+            raise InputError(f"history[{k}] must have a 'step' and a 'lookup' (a read-out of "
+                             f"tm.train's metrics['history'] or of a recorded run); got "
+                             f"the keys {sorted(map(str, e))}.")
+        _check_whole(f"history[{k}]['step']", e["step"])
+        _check_share(f"history[{k}]['lookup']", e["lookup"])
+    rule_lookup = _check_share("rule_lookup", rule_lookup)
+    if margin is None:
+        margin = questions()["constants"]["phase_margin"]
+    margin = _check_real("margin", margin)
+    if not 0 <= margin < 1:
+        raise InputError(f"margin must be from 0 to less than 1 (an accuracy gap); got {margin}.")
+    return history, rule_lookup, margin
+
+
+def phase_step(history, rule_lookup, margin=None):
+    """The phase change: the first read-out step whose held-out lookup
+    accuracy is more than ``margin`` above the previous-word rule's,
+    ``lookup > rule_lookup + margin``; ``None`` if no read-out gets there.
+
+    One rule for the whole course: chapter 11 and its seeds page mark runs
+    with it, the page's trainer marks the reader's run with it (the margin
+    travels in the explorer's data) and the predictions are graded with it.
+    ``margin``: by default the bank's ``phase_margin`` (0.10).
+
+    ``history``: read-outs in step order, each a dict with ``"step"`` and
+    ``"lookup"`` (``tm.train``'s ``metrics["history"]``, or a recorded run's);
+    ``rule_lookup`` the previous-word rule's lookup accuracy on the same
+    held-out set. Returns a step (int) or ``None``.
+    """
+    history, rule_lookup, margin = check_phase_step(history, rule_lookup, margin)
+    return next((e["step"] for e in history if e["lookup"] > rule_lookup + margin), None)
+
+
 def _phase_step(r, c):
-    for e in r["history"]:
-        if e["lookup"] > r["rule_lookup"] + c["phase_margin"]:
-            return True, e["step"]
-    return _done(r), None
+    step = phase_step(r["history"], r["rule_lookup"], c["phase_margin"])
+    return (True, step) if step is not None else (_done(r), None)
 
 
 def _layers_named(r, c, role):
