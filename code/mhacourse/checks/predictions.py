@@ -239,12 +239,17 @@ def phase_step(history, rule_lookup, margin=None):
     ``rule_lookup`` the previous-word rule's lookup accuracy on the same
     held-out set. Returns a step (int) or ``None``.
     """
-    history, rule_lookup, margin = check_phase_step(history, rule_lookup, margin)
+    return _phase_step_core(*check_phase_step(history, rule_lookup, margin))
+
+
+def _phase_step_core(history, rule_lookup: float, margin: float):
+    """:func:`phase_step` with no checks (a record :func:`check_record` has
+    checked, the bank's margin)."""
     return next((e["step"] for e in history if e["lookup"] > rule_lookup + margin), None)
 
 
 def _phase_step(r, c):
-    step = phase_step(r["history"], r["rule_lookup"], c["phase_margin"])
+    step = _phase_step_core(r["history"], r["rule_lookup"], c["phase_margin"])
     return (True, step) if step is not None else (_done(r), None)
 
 
