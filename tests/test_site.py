@@ -15,6 +15,8 @@ from test_book import ROOT, toc_files
 
 PAGES = [f + ".html" for f in toc_files()]
 NOTEBOOK_PAGES = [p for p in PAGES if (ROOT / p.replace(".html", ".ipynb")).exists()]
+# the numbered chapters and their companion pages (chapters/11b_*.md)
+CHAPTER_HTML = [p for p in NOTEBOOK_PAGES if re.search(r"/\d\d[a-z]?_", p)]
 
 
 @pytest.fixture(scope="module")
@@ -389,7 +391,7 @@ def _too_long(browser, page) -> list[str]:
         if screens > bound else []
 
 
-@pytest.mark.parametrize("page", [p for p in NOTEBOOK_PAGES if re.search(r"/\d\d[a-z]?_", p)])
+@pytest.mark.parametrize("page", CHAPTER_HTML)
 def test_chapter_page_at_1280_figures_fit_text_legible_length_bounded(site, page):
     """A chapter page (or a chapter's companion page) at 1280 x 900, loaded
     once for three checks (each load took most of their time): its figures
@@ -431,7 +433,6 @@ def test_chapter_page_shows_the_core_of_its_formula(page):
 
 # --- narrow screens: figures, overflow, touch targets (issue 40) -----------
 
-CHAPTER_HTML = [p for p in NOTEBOOK_PAGES if re.search(r"/\d\d[a-z]?_", p)]  # companions too
 
 
 @pytest.fixture(scope="module")
