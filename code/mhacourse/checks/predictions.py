@@ -239,7 +239,8 @@ def phase_step(history, rule_lookup, margin=None):
     ``rule_lookup`` the previous-word rule's lookup accuracy on the same
     held-out set. Returns a step (int) or ``None``.
     """
-    return _phase_step_core(*check_phase_step(history, rule_lookup, margin))
+    history, rule_lookup, margin = check_phase_step(history, rule_lookup, margin)
+    return _phase_step_core(history, rule_lookup, margin)
 
 
 def _phase_step_core(history, rule_lookup: float, margin: float):
