@@ -2,12 +2,14 @@
 Chromium, with every request that leaves the site blocked."""
 from __future__ import annotations
 
+import contextlib
 import html as html_lib
 import re
 from pathlib import Path
 from urllib.parse import parse_qs, unquote, urlparse
 
 import pytest
+from playwright.sync_api import TimeoutError as PlaywrightTimeout
 
 from mhacourse.plotting.figure_text import png_min_text_px
 from site_browser import SITE, block_outside, document_screens, offline_page, serve
@@ -161,6 +163,11 @@ def test_slide_deck_accessibility_no_serious_or_critical_violations(site, stem, 
     browser.evaluate("async () => { if (window.MathJax && MathJax.startup) "
                      "{ await MathJax.startup.promise; } }")
     if view == "every slide":
+        # reveal.js lays the print view out after it says it is ready: wait
+        # (up to 20 s) for the pages, then count them
+        with contextlib.suppress(PlaywrightTimeout):
+            browser.wait_for_function("document.querySelectorAll('.pdf-page').length >= "
+                                      "Reveal.getTotalSlides()", timeout=20_000)
         shown = browser.evaluate("document.querySelectorAll('.pdf-page').length")
         assert shown >= browser.evaluate("Reveal.getTotalSlides()"), \
             f"{stem}: the print view does not lay out every slide"
