@@ -23,6 +23,9 @@ Models and analysis:
 - :mod:`mhacourse.bert` — the real all-MiniLM-L6-v2 model, run by the modules above;
   :mod:`mhacourse.bert_weights` reads its sizes and weights
 - :mod:`mhacourse.head_analysis` — what its heads do: statistics, classes, ablation
+- :mod:`mhacourse.interventions` — zero, mean and resample ablation of heads,
+  activation patching in both directions, the logit-difference metric and
+  named corruptions (on any model with ``forward_heads``)
 - :mod:`mhacourse.tasks`, :mod:`mhacourse.tiny_model` — tiny models trained in the course
 - :mod:`mhacourse.explorer` — what the attention explorer shows
 - :mod:`mhacourse.web_export` — the models exported to ONNX for the explorer
@@ -55,6 +58,18 @@ from .decoder import (
     decoder_weights_from_torch,
 )
 from .heads import head_name, merge_heads, split_heads
+from .interventions import (
+    CORRUPTIONS,
+    Pairs,
+    ablate,
+    ablation_map,
+    all_heads,
+    corrupt,
+    fraction_recovered,
+    logit_diff,
+    patch_heads,
+    patching_map,
+)
 from .kv_cache import (
     CausalLM,
     KVCache,
@@ -122,4 +137,7 @@ __all__ = [
     "decoder_weights_from_torch",
     "CausalLM", "KVCache", "attention_step", "forward_cached", "forward_full",
     "generate", "random_causal_lm",
+    # interventions: ablation and activation patching
+    "CORRUPTIONS", "Pairs", "ablate", "ablation_map", "all_heads", "corrupt",
+    "fraction_recovered", "logit_diff", "patch_heads", "patching_map",
 ]

@@ -116,7 +116,7 @@ class BlockWeights:
 
 def block_core(x, w: BlockWeights, h, mask=None, pre_ln: bool = False,
                activation: str = "relu", eps: float = 1e-5, *,
-               h_kv=None, cache=None, head_mask=None,
+               h_kv=None, cache=None, head_mask=None, head_values=None,
                return_concat: bool = False):
     """One transformer block, the formula chapter 10 derives, with no input
     checks (:class:`TransformerBlock` checks, then calls this)::
@@ -127,7 +127,8 @@ def block_core(x, w: BlockWeights, h, mask=None, pre_ln: bool = False,
     Every block of the package runs it: :class:`TransformerBlock`, BERT
     (:func:`mhacourse.bert.layer_core`), the causal LM with its key/value
     cache (:mod:`mhacourse.kv_cache`) and the tiny models. ``h_kv``,
-    ``cache`` and ``head_mask`` go to :func:`~mhacourse.multihead.mha_core`.
+    ``cache``, ``head_mask`` and ``head_values`` go to
+    :func:`~mhacourse.multihead.mha_core`.
     ``h`` may be a symbolic size (a traced graph then serves every h).
     ``mask``: one (B or 1, h or 1, L, S) or (L, S) mask (bool ``True`` =
     blocked). Shapes: ``x`` (B, L, d_model) -> ``(x (B, L, d_model),
@@ -136,7 +137,7 @@ def block_core(x, w: BlockWeights, h, mask=None, pre_ln: bool = False,
     """
     def attn(t):  # (B, L, d_model), (B, h, L, S), (B, L, d_model)
         return mha_core(t, t, t, w.attn, h, mask, h_kv=h_kv, cache=cache,
-                        head_mask=head_mask)
+                        head_mask=head_mask, head_values=head_values)
 
     def ffn(t):
         return feed_forward_core(t, w.W_1, w.b_1, w.W_2, w.b_2, activation)

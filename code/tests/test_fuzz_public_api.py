@@ -227,7 +227,41 @@ BASES = {
 #: Where a name means something else: in the tiny model's packages ``x`` is
 #: a batch of word ids.
 BASES_IN = {"tiny_model": {"x": lambda: tasks.sample(2, seed=0)[0]},
-            "web_train": {"x": lambda: tasks.sample(2, seed=0)[0]}}
+            "web_train": {"x": lambda: tasks.sample(2, seed=0)[0]},
+            "interventions": {
+                "heads": lambda: [(0, 1), (1, 0)], "method": lambda: "mean",
+                "direction": lambda: "denoise", "unit": lambda: "layer",
+                "name": lambda: "successor", "n": lambda: 3,
+                "pairs": lambda: tuple(mc.corrupt("successor", 3, seed=0)),
+                "clean_ids": lambda: mc.corrupt("successor", 3, seed=0).clean,
+                "corrupted_ids": lambda: mc.corrupt("successor", 3, seed=0).corrupted,
+                "ids": lambda: mc.corrupt("successor", 3, seed=0).clean,
+                "logits": lambda: torch.randn(3, 16, 288),
+                "answer": lambda: mc.corrupt("successor", 3, seed=0).answer,
+                "rival": lambda: mc.corrupt("successor", 3, seed=0).rival,
+                "positions": lambda: mc.corrupt("successor", 3, seed=0).positions,
+                "patched": lambda: 0.5, "clean": lambda: 2.0,
+                "corrupted": lambda: -1.0}}
+
+#: Hostile values that mean something for one module's names (a valid type,
+#: a wrong value): added to :func:`hostile`'s.
+HOSTILE_IN = {"interventions": {
+    "heads": {"layer out of range": [(2, 0)], "head out of range": [(0, 2)],
+              "negative layer": [(-1, 0)], "a triple": [(0, 0, 0)],
+              "float head": [(0, 0.5)], "a tensor": torch.zeros(2, 2)},
+    "method": {"misspelled": "zeros", "capitalised": "Mean"},
+    "direction": {"misspelled": "denoising", "other name": "clean"},
+    "unit": {"plural": "heads"},
+    "name": {"unknown corruption": "swap"},
+    "corrupted_ids": {"fewer positions": tasks.sample(3, seed=1)[0][:, :8],
+                      "fewer sequences": tasks.sample(2, seed=1)[0]},
+    "reference": {"other length": tasks.sample(3, seed=1)[0][:, :8],
+                  "one sequence": tasks.sample(1, seed=1)[0]},
+    "rival": {"rival = answer": mc.corrupt("successor", 3, seed=0).answer},
+    "positions": {"past L": torch.tensor([16, 3, 2])},
+    "corrupted": {"near clean": 2.0 + 1e-5, "equal to clean": 2.0},
+    "pairs": {"unchanged": mc.Pairs(*(lambda p: (p.clean, p.clean, *p[2:]))(
+        mc.corrupt("successor", 3, seed=0))), "four items": (1, 2, 3, 4)}}}
 
 
 def base_for(name: str, param, path: Path, module: str = ""):
@@ -429,8 +463,10 @@ def calls(place, fn, owner, path: Path):
         target = getattr(instance, fn.__name__)
     module = getattr(fn, "__module__", "") or ""
     bases = {p.name: base_for(p.name, p, path, module) for p in params}
+    semantic = next((v for k, v in HOSTILE_IN.items() if k in module), {})
     for p in params:
-        for label, value in hostile(p.name, bases[p.name], p.default).items():
+        for label, value in {**hostile(p.name, bases[p.name], p.default),
+                             **semantic.get(p.name, {})}.items():
             args = {**bases, p.name: value}
             pos = [args[q.name] for q in params if q.kind == q.POSITIONAL_ONLY]
             kw = {q.name: args[q.name] for q in params if q.kind != q.POSITIONAL_ONLY}
@@ -476,6 +512,9 @@ def test_every_public_function_refuses_hostile_input_in_one_line(tmp_path, monke
     write_figures()
     assert len(found) > 200, len(found)  # the walk reaches the whole package
     assert "mhacourse.circuits.scores.read_circuits" in reached
+    assert {f"mhacourse.interventions.{f}" for f in (
+        "ablate", "patch_heads", "logit_diff", "fraction_recovered",
+        "patching_map", "ablation_map", "corrupt")} <= reached
     assert not failures, f"{len(failures)} of {tried} inputs:\n" + "\n".join(failures)
 
 

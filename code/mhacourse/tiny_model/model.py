@@ -29,15 +29,18 @@ from .._validate import (
     InputError,
     InputTypeError,
     check_bool,
+    check_finite,
     check_id_tensor,
     check_nonneg_int,
     check_positive_int,
     check_real,
     check_seed,
     check_size,
+    check_tensor,
     describe,
 )
 from ..block import BLOCK_PARAMS, BlockWeights, TransformerBlock, block_core, layer_norm_core
+from ..heads import split_heads_core
 from ..masks import causal_core
 from ..multihead import MHAWeights
 
@@ -218,6 +221,35 @@ class TinyTransformer(nn.Module):
                                          head_mask=head_mask)
         return (logits, attention) if return_attention else logits
 
+    def forward_heads(self, ids: torch.Tensor, head_mask=None, head_values=None):
+        """A forward that can replace any head's output, and returns every
+        head's output: the protocol :mod:`mhacourse.interventions` runs on.
+
+        ``head_mask`` (n_layers, h) or (n_layers, B, h), numbers in [0, 1]:
+        head ``i`` of layer ``l`` writes ``head m + value (1 - m)`` with
+        ``m = head_mask[l, (b,) i]`` and ``value = head_values[l, (b,) i]``
+        (zero without ``head_values``), before ``W_O``. ``head_values``
+        (n_layers, B or 1, h, L, d_k) needs a ``head_mask``.
+
+        Shapes: ``ids`` (B, L) -> ``(logits (B, L, vocab_size), heads
+        (n_layers, B, h, L, d_k))``; ``heads`` are what each head computed in
+        this run before ``W_O`` and before any replacement (a replaced head's
+        own output, not its replacement), as ``head_values`` takes them.
+        """
+        check_tiny_model(self)
+        check_tiny_ids(self.cfg, ids, False)
+        head_mask, head_values = check_head_values(self.cfg, ids, head_mask,
+                                                   head_values)
+        w = self.weights()
+        if head_values is not None:
+            head_values = head_values.to(w.W_E.dtype)
+        logits, _, concats = forward_core(ids, w, self.cfg.h, head_mask=head_mask,
+                                          head_values=head_values,
+                                          return_concat=True)
+        # each concat (B, L, d_model) -> (B, h, L, d_k); stacked over layers
+        heads = torch.stack([split_heads_core(c, self.cfg.h) for c in concats])
+        return logits, heads  # (B, L, V), (n_layers, B, h, L, d_k)
+
     def weights(self) -> TinyWeights:
         """The parameters as one :class:`TinyWeights` (the same tensors)."""
         return TinyWeights.from_state(dict(self.named_parameters()))
@@ -255,6 +287,40 @@ def check_tiny_head_mask(cfg: TinyConfig, head_mask):
     return m
 
 
+def check_head_values(cfg: TinyConfig, ids, head_mask, head_values):
+    """:meth:`TinyTransformer.forward_heads`' ``head_mask`` as float
+    (n_layers, h) or (n_layers, B, h) in [0, 1] and ``head_values`` as
+    finite floats (n_layers, B or 1, h, L, d_k), or None; else one
+    :class:`~mhacourse.InputError`. ``ids`` is already checked."""
+    B, L = ids.shape
+    shapes = [(cfg.n_layers, cfg.h), (cfg.n_layers, B, cfg.h)]
+    if head_mask is not None:
+        if not isinstance(head_mask, torch.Tensor) or head_mask.is_complex() \
+                or tuple(head_mask.shape) not in shapes:
+            raise InputError(f"head_mask must be a tensor of shape (n_layers, h) = "
+                             f"{shapes[0]} or (n_layers, B, h) = {shapes[1]}, 1 = "
+                             f"keep the head, 0 = replace it; got "
+                             f"{describe(head_mask)}.")
+        head_mask = head_mask.float()
+        if not bool(((head_mask >= 0) & (head_mask <= 1)).all()):  # NaN fails
+            raise InputError("head_mask entries must be numbers from 0 (replace "
+                             "the head) to 1 (keep it); got values outside, or NaN.")
+    if head_values is None:
+        return head_mask, None
+    if head_mask is None:
+        raise InputError("head_values without head_mask replaces nothing: pass "
+                         "head_mask with 0 where a head's output is replaced.")
+    want = f"(n_layers, B or 1, h, L, d_k) = ({cfg.n_layers}, {B} or 1, {cfg.h}, " \
+           f"{L}, {cfg.d_k})"
+    check_tensor("head_values", head_values, ndim=5, legend=want)
+    n, b, h, l_, d = head_values.shape
+    if (n, h, l_, d) != (cfg.n_layers, cfg.h, L, cfg.d_k) or b not in (1, B):
+        raise InputError(f"head_values must have shape {want}; got "
+                         f"{tuple(head_values.shape)}.")
+    check_finite("head_values", head_values, option=False)
+    return head_mask, head_values
+
+
 @dataclass
 class TinyWeights:
     """Every parameter of a :class:`TinyTransformer`: embeddings, one
@@ -284,7 +350,8 @@ class TinyWeights:
 
 
 def forward_core(ids: torch.Tensor, w: TinyWeights, h, return_inputs: bool = False,
-                 *, head_mask=None, layer_on=None):
+                 *, head_mask=None, head_values=None, layer_on=None,
+                 return_concat: bool = False):
     """The tiny model's forward pass, a function of its weights (no checks)::
 
         X_0 = W_E[ids] + W_pos[:L]
@@ -293,30 +360,39 @@ def forward_core(ids: torch.Tensor, w: TinyWeights, h, return_inputs: bool = Fal
 
     ``layer_on`` (n_layers,) holds ``on_l``: 1 runs block l, 0 skips it
     exactly (its weights then get zero gradients); ``None``: every block
-    runs. ``head_mask`` (n_layers, h), or ``None``: scales each head's output
-    before ``W_O`` (:func:`~mhacourse.multihead.mha_core`'s ``head_mask``,
-    chapter 4's ablation). ``h`` may be a symbolic size: the in-browser
-    training step traces this once for every (h, d_k)
-    (:mod:`mhacourse.tiny_model.step`).
+    runs. ``head_mask`` (n_layers, h) or (n_layers, B, h), or ``None``:
+    scales each head's output before ``W_O``
+    (:func:`~mhacourse.multihead.mha_core`'s ``head_mask``, chapter 4's
+    ablation); ``head_values`` (n_layers, B or 1, h, L, d_k) is put where
+    the mask removes a head (``head m + value (1 - m)``: mean and resample
+    ablation, activation patching, :mod:`mhacourse.interventions`). ``h``
+    may be a symbolic size: the in-browser training step traces this once
+    for every (h, d_k) (:mod:`mhacourse.tiny_model.step`).
     Shapes: ``ids`` (B, L) -> ``(logits (B, L, V), [A_1, ..., A_n])``, each
     ``A_l`` (B, h, L, L); with ``return_inputs=True`` also what each layer's
-    attention reads (:meth:`TinyTransformer.core`).
+    attention reads (:meth:`TinyTransformer.core`); with
+    ``return_concat=True`` then also each layer's heads, merged and never
+    replaced (B, L, d_model).
     """
     L = ids.shape[1]
     x = w.W_E[ids] + w.W_pos[:L]  # (B, L, d_model)
     mask = causal_core(L, L, device=ids.device)  # (L, L), True = blocked
-    attention, inputs = [], []
+    attention, inputs, concats = [], [], []
     for l, b in enumerate(w.blocks):
         if return_inputs:
             inputs.append(layer_norm_core(x, b.gamma_1, b.beta_1))  # (B, L, d_model)
-        m = None if head_mask is None else head_mask[l]  # (h,)
-        y, A = block_core(x, b, h, mask, PRE_LN, ACTIVATION,
-                          head_mask=m)  # (B, L, d_model), (B, h, L, L)
+        m = None if head_mask is None else head_mask[l]  # (h,) or (B, h)
+        v = None if head_values is None else head_values[l]  # (B or 1, h, L, d_k)
+        y, A, concat = block_core(x, b, h, mask, PRE_LN, ACTIVATION, head_mask=m,
+                                  head_values=v, return_concat=True)
+        # y (B, L, d_model), A (B, h, L, L), concat (B, L, d_model)
         x = y if layer_on is None else x + layer_on[l] * (y - x)
         attention.append(A)
+        concats.append(concat)
     x = layer_norm_core(x, w.gamma_f, w.beta_f)  # (B, L, d_model)
     logits = x @ w.W_U  # (B, L, V)
-    return (logits, attention, inputs) if return_inputs else (logits, attention)
+    out = (logits, attention) + ((inputs,) if return_inputs else ())
+    return out + ((concats,) if return_concat else ())
 
 
 # ------------------------------------------------------------ initial weights
