@@ -244,7 +244,7 @@ def test_patching_every_head_gives_the_other_run(model, pairs, name):
 def test_the_query_corruption_is_not_undone_by_patching_heads(model, pairs):
     """Replacing the query token changes the scored position itself: its
     embedding and feed-forwards still read the corrupted token, so patching
-    every head recovers part of the difference, not all of it."""
+    every head recovers most of the difference, not all of it."""
     p = pairs["query"]
     assert bool((p.clean[torch.arange(64), p.positions]
                  != p.corrupted[torch.arange(64), p.positions]).all())
@@ -253,7 +253,7 @@ def test_the_query_corruption_is_not_undone_by_patching_heads(model, pairs):
     denoised = I.logit_diff(I.patch_heads(model, p.clean, p.corrupted,
                                           I.all_heads(model), "denoise"), *p[2:])
     frac = I.fraction_recovered(denoised, clean, corrupted)
-    assert 0.1 < frac < 0.99, frac
+    assert 0.5 < frac < 1 - 1e-3, frac  # most of the difference, not all
 
 
 def test_single_head_denoising_in_layer_1_does_little_under_the_query_corruption(
