@@ -432,7 +432,7 @@ def multi_head_attention(
 
 
 def mha_core(query, key, value, w: MHAWeights, h, mask=None, *,
-             h_kv=None, cache=None, head_mask=None):
+             h_kv=None, cache=None, head_mask=None, rotate=None, head_values=None):
     """Multi-head attention, the formula chapters 3 to 6 derive, with no
     input checks (:func:`multi_head_attention` checks, then calls this)::
 
@@ -442,38 +442,41 @@ def mha_core(query, key, value, w: MHAWeights, h, mask=None, *,
     Every form of the layer calls it but the loop (the teaching form) and
     the fused fast path, which the tests compare with it. Optional: ``h_kv`` key/value heads
     (chapter 12; ``None``: ``h_kv = h``), a :class:`~mhacourse.KVCache`
-    ``cache`` the new keys and values join (chapter 16), ``head_mask`` (h,)
-    or (B, h) scaling each head before ``W_O`` (chapter 4; ``concat`` stays
-    unscaled). ``mask``: (B or 1, h or 1, L, S) or (L, S), as
-    :func:`combine_masks` returns. ``h`` may be a symbolic size.
-    Returns ``(output (B, L, d_model), weights (B, h, L, S),
-    concat (B, L, d_model))``.
+    ``cache`` the new keys and values join (chapter 16), ``rotate`` applied to
+    the split queries and keys (chapter 14's rotary positions), ``head_mask``
+    (h,) or (B, h) scaling each head before ``W_O`` (chapter 4; ``concat``
+    stays unscaled), and ``head_values`` (B or 1, h, L, d_k) put where the
+    mask removes a head: ``head_i m_i + value_i (1 - m_i)`` (mean, resample
+    ablation and activation patching, :mod:`mhacourse.interventions`).
+    ``mask``: (B or 1, h or 1, L, S) or (L, S), as :func:`combine_masks`
+    returns. ``h`` may be a symbolic size. Returns ``(output (B, L, d_model),
+    weights (B, h, L, S), concat (B, L, d_model))``.
     """
     Q = split_heads_core(project(query, w.W_Q, w.b_Q), h)  # (B, h, L, d_k)
     kv_heads = h if h_kv is None else h_kv
     K = split_heads_core(project(key, w.W_K, w.b_K), kv_heads)  # (B, h_kv, S, d_k)
     V = split_heads_core(project(value, w.W_V, w.b_V), kv_heads)  # (B, h_kv, S, d_k)
+    if rotate is not None:  # positions rotate queries and keys, never values
+        Q, K = rotate(Q), rotate(K)  # (B, h, L, d_k), (B, h_kv, S, d_k)
     if cache is not None:  # keys and values of every token so far
         K, V = cache.append(K, V)  # (B, h_kv, S_cached + S, d_k)
     if h_kv is not None:  # query head i reads key/value head i // g
         K, V = share_kv_heads(K, h), share_kv_heads(V, h)  # (B, h, S, d_k)
     heads, weights = attention_core(Q, K, V, mask)  # (B, h, L, d_k), (B, h, L, S)
     concat = merge_heads_core(heads)  # (B, L, d_model)
-    if head_mask is not None:  # scale head i's output by head_mask[..., i]
-        m = head_mask.to(heads.dtype)[..., None, None]  # (h, 1, 1) or (B, h, 1, 1)
-        out = output_projection_core(merge_heads_core(heads * m), w.W_O, w.b_O)
-    else:
-        out = output_projection_core(concat, w.W_O, w.b_O)  # (B, L, d_model)
+    if head_mask is None:
+        return output_projection_core(concat, w.W_O, w.b_O), weights, concat
+    m = head_mask.to(heads.dtype)[..., None, None]  # (h, 1, 1) or (B, h, 1, 1)
+    kept = heads * m if head_values is None else heads * m + head_values * (1 - m)
+    out = output_projection_core(merge_heads_core(kept), w.W_O, w.b_O)  # (B, L, d_model)
     return out, weights, concat
 
 
 def _linear(x: torch.Tensor, W: torch.Tensor, b: torch.Tensor | None = None):
     """``x W + b`` as one BLAS call: ``torch.addmm`` adds the bias inside the
     matrix multiply, so no second (..., d_out) tensor is allocated for ``+ b``.
-
     Same numbers as :func:`project` (to float rounding).
-    Shapes: (..., d_in) @ (d_in, d_out) -> (..., d_out).
-    """
+    Shapes: (..., d_in) @ (d_in, d_out) -> (..., d_out)."""
     # (N, d_in) with N = B*L; a view (no copy) when x is contiguous
     x2 = x.reshape(-1, x.shape[-1])
     y = x2 @ W if b is None else torch.addmm(b, x2, W)  # (N, d_out)
@@ -530,14 +533,10 @@ def from_torch(mha: nn.MultiheadAttention) -> MHAWeights:
     Wi = mha.in_proj_weight.detach()  # (3d, d), used as x @ Wi.T
     bi = None if mha.in_proj_bias is None else mha.in_proj_bias.detach()
     bo = None if mha.out_proj.bias is None else mha.out_proj.bias.detach()
-    return MHAWeights(
-        W_Q=Wi[:d].T, W_K=Wi[d:2 * d].T, W_V=Wi[2 * d:].T,
-        W_O=mha.out_proj.weight.detach().T,
-        b_Q=None if bi is None else bi[:d],
-        b_K=None if bi is None else bi[d:2 * d],
-        b_V=None if bi is None else bi[2 * d:],
-        b_O=bo,
-    )
+    b_Q, b_K, b_V = (None, None, None) if bi is None else bi.split(d)  # (d,) each
+    return MHAWeights(W_Q=Wi[:d].T, W_K=Wi[d:2 * d].T, W_V=Wi[2 * d:].T,
+                      W_O=mha.out_proj.weight.detach().T, b_Q=b_Q, b_K=b_K, b_V=b_V,
+                      b_O=bo)
 
 
 def to_torch(w: MHAWeights, h: int) -> nn.MultiheadAttention:

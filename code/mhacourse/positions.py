@@ -151,6 +151,10 @@ def rotary_angles(positions: torch.Tensor, d: int, base: float = 10000.0):
     Shapes: ``positions`` (L,) -> (L, d/2) angles, float64.
     """
     check_rotary_angles(positions, d, base)
+    return _angles(positions, d, base)
+
+
+def _angles(positions: torch.Tensor, d: int, base: float) -> torch.Tensor:
     theta = base ** (-torch.arange(0, d, 2, dtype=torch.float64) / d)  # (d/2,)
     return positions.to(torch.float64)[:, None] * theta[None, :]  # (L, d/2)
 
@@ -168,11 +172,19 @@ def rotary(x: torch.Tensor, positions: torch.Tensor | None = None,
     NaN or inf in ``x`` is refused unless ``allow_nonfinite=True``.
     """
     check_rotary(x, positions, base, allow_nonfinite)
+    return rotary_core(x, positions, base)
+
+
+def rotary_core(x: torch.Tensor, positions: torch.Tensor | None = None,
+                base: float = 10000.0) -> torch.Tensor:
+    """:func:`rotary` with no checks, the form a model's attention calls
+    (``mha_core(..., rotate=...)``, :mod:`mhacourse.real_lm`).
+    Shapes: ``x`` (..., L, d), ``positions`` (L,) -> (..., L, d)."""
     L, d = x.shape[-2:]
     if positions is None:
         positions = torch.arange(L)
-    angle = rotary_angles(positions, d, base).to(x.dtype)  # (L, d/2)
-    cos, sin = angle.cos(), angle.sin()
+    angle = _angles(positions, d, base)  # (L, d/2), float64
+    cos, sin = angle.cos().to(x.dtype), angle.sin().to(x.dtype)
     x1, x2 = x[..., 0::2], x[..., 1::2]  # (..., L, d/2) each
     y = torch.empty_like(x)
     y[..., 0::2] = x1 * cos - x2 * sin
