@@ -55,7 +55,7 @@ import torch._dynamo  # noqa: E402,F401  loaded here, not by a call the alarm ma
 import torch.func  # noqa: E402,F401  (train_step's gradients)
 
 import mhacourse as mc  # noqa: E402
-from mhacourse import tasks  # noqa: E402
+from mhacourse import real_lm, tasks  # noqa: E402
 from mhacourse import tiny_model as tm  # noqa: E402
 
 pytestmark = pytest.mark.usefixtures("one_thread")
@@ -241,7 +241,18 @@ BASES_IN = {"tiny_model": {"x": lambda: tasks.sample(2, seed=0)[0]},
                 "rival": lambda: mc.corrupt("successor", 3, seed=0).rival,
                 "positions": lambda: mc.corrupt("successor", 3, seed=0).positions,
                 "patched": lambda: 0.5, "clean": lambda: 2.0,
-                "corrupted": lambda: -1.0}}
+                "corrupted": lambda: -1.0},
+            # the real causal LM: a small random model of its architecture
+            # (SmolLM2 itself takes ~0.5 s a call), ids that repeat (the
+            # induction read-outs need a second copy)
+            "real_lm": {
+                "model": real_lm.random_lm, "cfg": lambda: real_lm.LMConfig(2, 16, 4, 2, 32, 64),
+                "w": lambda: real_lm.random_lm().w, "ids": lambda: REPEATED_IDS.clone(),
+                "scores": lambda: torch.rand(2, 4), "k": lambda: 2, "head": lambda: 1,
+                "heads": lambda: [(0, 1), (1, 3)], "half": lambda: 3, "n": lambda: 2,
+                "text": lambda: "the cat", "exclude": lambda: [(0, 0)]}}
+
+REPEATED_IDS = torch.tensor([[5, 6, 7, 5, 6, 7], [9, 10, 11, 9, 10, 11]])  # (2, 6)
 
 #: Hostile values that mean something for one module's names (a valid type,
 #: a wrong value): added to :func:`hostile`'s.
@@ -261,7 +272,25 @@ HOSTILE_IN = {"interventions": {
     "positions": {"past L": torch.tensor([16, 3, 2])},
     "corrupted": {"near clean": 2.0 + 1e-5, "equal to clean": 2.0},
     "pairs": {"unchanged": mc.Pairs(*(lambda p: (p.clean, p.clean, *p[2:]))(
-        mc.corrupt("successor", 3, seed=0))), "four items": (1, 2, 3, 4)}}}
+        mc.corrupt("successor", 3, seed=0))), "four items": (1, 2, 3, 4)}},
+    "real_lm": {
+        "ids": {"not repeated": torch.arange(6)[None], "odd length": REPEATED_IDS[:, :5],
+                "over 512 tokens": torch.zeros(1, 514, dtype=torch.long),
+                "past the vocabulary": REPEATED_IDS + 60},
+        "heads": {"layer out of range": [(2, 0)], "head out of range": [(0, 4)],
+                  "twice": [(0, 1), (0, 1)], "a triple": [(0, 0, 0)], "bool": [(True, 0)]},
+        "exclude": {"out of range": [(5, 5)]},
+        "head_mask": {"NaN": torch.full((2, 4), float("nan")), "above 1": torch.full((2, 4), 2.0),
+                      "wrong shape": torch.ones(2, 3)},
+        "head_values": {"NaN": torch.full((2, 1, 4, 6, 4), float("nan")),
+                        "wrong d_k": torch.zeros(2, 1, 4, 6, 3)},
+        "half": {"2 (too short)": 2, "past the limit": 257},
+        "k": {"more than the heads": 9},
+        "scores": {"NaN": torch.full((2, 4), float("nan")),
+                   "int": torch.ones(2, 4, dtype=torch.long)},
+        "cfg": {"h_kv not dividing h": real_lm.LMConfig(2, 16, 4, 3, 32, 64),
+                "odd d_k": real_lm.LMConfig(2, 12, 4, 2, 32, 64)},
+        "text": {"empty": "   ", "over the limit": "word " * 3000}}}
 
 
 def base_for(name: str, param, path: Path, module: str = ""):
@@ -475,7 +504,7 @@ def calls(place, fn, owner, path: Path):
 
 
 def make_instance(cls, path):
-    made = {p.name: base_for(p.name, p, path)
+    made = {p.name: base_for(p.name, p, path, cls.__module__)
             for p in list(inspect.signature(cls).parameters.values())
             if p.kind not in (p.VAR_POSITIONAL, p.VAR_KEYWORD)}
     return cls(**made)
@@ -512,6 +541,9 @@ def test_every_public_function_refuses_hostile_input_in_one_line(tmp_path, monke
     write_figures()
     assert len(found) > 200, len(found)  # the walk reaches the whole package
     assert "mhacourse.circuits.scores.read_circuits" in reached
+    assert {f"mhacourse.real_lm.{f}" for f in (
+        "model.CausalLM.forward", "model.CausalLM.forward_heads", "induction.head_scores",
+        "induction.copy_losses", "model.random_lm")} <= reached
     assert {f"mhacourse.interventions.{f}" for f in (
         "ablate", "patch_heads", "logit_diff", "fraction_recovered",
         "patching_map", "ablation_map", "corrupt")} <= reached

@@ -215,6 +215,7 @@ BAD = {
     "k too large": lambda m: ind.random_heads(m, 271),
     "scores with NaN": lambda m: ind.top_heads(torch.full((30, 9), float("nan")), 3),
     "decode out of range": lambda m: m.decode([49152]),
+    "exclude not a list": lambda m: ind.random_heads(m, 3, exclude=None),
 }
 
 
@@ -232,3 +233,11 @@ def test_a_config_that_lies_about_its_weights_is_refused():
     model.cfg = dataclasses.replace(model.cfg, h_kv=1)  # W_K is (16, 8), not (16, 4)
     with pytest.raises(mc.InputError, match="disagrees with its weights"):
         model.forward(torch.zeros(1, 3, dtype=torch.long))
+
+
+def test_int32_ids_give_the_same_losses_as_int64():
+    """Found by the fuzz test: int32 ids passed the id check, then
+    cross_entropy refused them with a raw RuntimeError."""
+    model = real_lm.random_lm(seed=1)
+    ids = torch.tensor([[5, 6, 7, 5, 6, 7]])
+    assert torch.equal(ind.copy_losses(model, ids.int()), ind.copy_losses(model, ids))

@@ -111,7 +111,7 @@ def token_losses(model, ids: torch.Tensor, head_mask=None) -> torch.Tensor:
         logits, _, _ = forward_core(ids, model.w, model.cfg, head_mask=head_mask)
     n, L, V = logits.shape
     flat = logits[:, :-1].reshape(n * (L - 1), V)  # (n (L-1), V): one row a token
-    return F.cross_entropy(flat, ids[:, 1:].reshape(-1),
+    return F.cross_entropy(flat, ids[:, 1:].reshape(-1).long(),
                            reduction="none").reshape(n, L - 1)  # (n, L - 1)
 
 
@@ -158,7 +158,7 @@ def top_heads(scores: torch.Tensor, k: int) -> list[tuple[int, int]]:
 def random_heads(model, k: int, seed: int = 0, exclude=()) -> list[tuple[int, int]]:
     """``k`` distinct heads drawn at random (seeded), none in ``exclude``."""
     _checks.check_model(model)
-    exclude = set(check_heads(model, list(exclude)))
+    exclude = set(check_heads(model, exclude))
     pool = [(l, i) for l in range(model.cfg.n_layers) for i in range(model.cfg.h)
             if (l, i) not in exclude]
     check_positive_int("k", k, len(pool), "the heads left to draw from")
