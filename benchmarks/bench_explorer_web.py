@@ -27,7 +27,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "scripts"))
-from site_browser import CHROMIUM, CHROMIUM_ARGS, SITE, serve  # noqa: E402
+from site_browser import CHROMIUM, CHROMIUM_ARGS, DRIVE, SITE, serve  # noqa: E402
 
 PAGE = "chapters/explorer.html"
 OUT = ROOT / "benchmarks" / "results" / "explorer_web.json"
@@ -43,7 +43,7 @@ def median(xs):
 
 
 def new_page(browser, base):
-    context = browser.new_context(viewport={"width": 1280, "height": 900})
+    context = browser.new_context(viewport={"width": 1280, "height": 900}, **DRIVE)
     context.route("**/*", lambda r: r.continue_() if r.request.url.startswith(base)
                   else r.abort())
     return context, context.new_page()

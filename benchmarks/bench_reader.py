@@ -39,7 +39,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "scripts"))  # site_browser
-from site_browser import CHROMIUM, CHROMIUM_ARGS, block_outside, serve  # noqa: E402
+from site_browser import CHROMIUM, CHROMIUM_ARGS, DRIVE, block_outside, serve  # noqa: E402
 
 PAGE = "chapters/explorer.html"
 OUT = ROOT / "benchmarks" / "results" / "reader.json"
@@ -126,7 +126,7 @@ LINK = "?v=1&h=2&dk=16&seed=7&steps=60&warmup=0&predict=phase_step%3Anever"
 
 def new_page(browser, base, width, blocked):
     """A page in a new browser context (an empty cache) that reaches only the site."""
-    context = browser.new_context(viewport={"width": width, "height": 900})
+    context = browser.new_context(viewport={"width": width, "height": 900}, **DRIVE)
     block_outside(context, base, blocked)
     return context.new_page()
 

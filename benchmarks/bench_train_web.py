@@ -44,7 +44,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "scripts"))
 from mhacourse.circuits.core import PROBE_N  # noqa: E402
-from site_browser import CHROMIUM, CHROMIUM_ARGS, serve  # noqa: E402
+from site_browser import CHROMIUM, CHROMIUM_ARGS, DRIVE, serve  # noqa: E402
 
 PAGE = "chapters/explorer.html"
 OUT = ROOT / "benchmarks" / "results" / "train_web.json"
@@ -120,7 +120,7 @@ def main() -> int:
     with serve() as base, sync_playwright() as pw:
         browser = pw.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
         result["browser"] = browser.version
-        context = browser.new_context(viewport={"width": 1280, "height": 900})
+        context = browser.new_context(viewport={"width": 1280, "height": 900}, **DRIVE)
         context.route("**/*", lambda r: r.continue_() if r.request.url.startswith(base)
                       else r.abort())
         page = context.new_page()

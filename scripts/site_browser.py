@@ -78,16 +78,27 @@ def block_outside(context, base: str, blocked: list[str]) -> None:
     context.route("**/*", route)
 
 
+#: The site's pages carry a Content-Security-Policy (scripts/sphinx_csp.py)
+#: that refuses scripts compiled from strings, which Playwright's
+#: ``wait_for_function("...")`` is: a context that drives the pages that way
+#: is made with ``**DRIVE`` (Playwright's ``bypass_csp``). The policy's own
+#: test (tests/test_csp.py) opens the pages without it.
+DRIVE = {"bypass_csp": True}
+
+
 @contextlib.contextmanager
-def offline_page(base: str, width: int = 1280, height: int = 900):
+def offline_page(base: str, width: int = 1280, height: int = 900, csp: bool = False):
     """A Playwright page that may only reach ``base``. Yields ``(page, blocked)``,
-    ``blocked`` being the list of URLs it tried to reach elsewhere."""
+    ``blocked`` being the list of URLs it tried to reach elsewhere. With
+    ``csp`` the pages' Content-Security-Policy holds for the test's own
+    scripts too (no ``wait_for_function`` with a string then)."""
     from playwright.sync_api import sync_playwright
 
     blocked: list[str] = []
     with sync_playwright() as p:
         browser = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
-        context = browser.new_context(viewport={"width": width, "height": height})
+        context = browser.new_context(viewport={"width": width, "height": height},
+                                      **({} if csp else DRIVE))
         block_outside(context, base, blocked)
         page = context.new_page()
         try:

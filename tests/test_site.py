@@ -12,7 +12,7 @@ import pytest
 from playwright.sync_api import TimeoutError as PlaywrightTimeout
 
 from mhacourse.plotting.figure_text import png_min_text_px
-from site_browser import SITE, block_outside, document_screens, offline_page, serve
+from site_browser import DRIVE, SITE, block_outside, document_screens, offline_page, serve
 from test_book import ROOT, toc_files
 
 PAGES = [f + ".html" for f in toc_files()]
@@ -449,7 +449,7 @@ def narrow(site):
     Every request that leaves the site is blocked and recorded, as there."""
     base, page, _ = site
     blocked: list[str] = []
-    context = page.context.browser.new_context(viewport={"width": 1024, "height": 768})
+    context = page.context.browser.new_context(viewport={"width": 1024, "height": 768}, **DRIVE)
     block_outside(context, base, blocked)
     try:
         yield base, context.new_page(), blocked

@@ -16,7 +16,7 @@ from live_fixture import live_page  # noqa: F401 (the shared fixture)
 from mhacourse import tasks, web_train
 from mhacourse import tiny_model as tm
 from mhacourse.tiny_model import step as st
-from site_browser import PAGE, ROOT, SITE
+from site_browser import DRIVE, PAGE, ROOT, SITE
 
 TRAIN = ROOT / "_generated" / "explorer-data" / "train"
 ROLE_TEXTS = {"previous token", "induction", "duplicate token", "self", "first token", "mixed"}
@@ -557,7 +557,7 @@ def page_without(page, file: str):
     path under explorer-data/) answers 404."""
     p0, _ = page
     base = p0.url.split("/chapters/")[0]
-    context = p0.context.browser.new_context(viewport={"width": 1280, "height": 900})
+    context = p0.context.browser.new_context(viewport={"width": 1280, "height": 900}, **DRIVE)
     reached, missing = [], []
 
     def route(r):
@@ -645,7 +645,7 @@ def test_file_page_says_why_and_the_precomputed_explorer_works(page):
     no Train button, and draws the precomputed pictures, for each example
     and layer; nothing is fetched from elsewhere."""
     p0, _ = page
-    context = p0.context.browser.new_context(viewport={"width": 1280, "height": 900})
+    context = p0.context.browser.new_context(viewport={"width": 1280, "height": 900}, **DRIVE)
     reached = []
     context.route("**/*", lambda r: r.continue_() if r.request.url.startswith("file:")
                   else (reached.append(r.request.url), r.abort()))
@@ -849,7 +849,7 @@ def page_missing(page, path: str):
     _static/) answers 404 until ``back()`` is called."""
     p0, _ = page
     base = p0.url.split("/chapters/")[0]
-    context = p0.context.browser.new_context(viewport={"width": 1280, "height": 900})
+    context = p0.context.browser.new_context(viewport={"width": 1280, "height": 900}, **DRIVE)
     gone = {"now": True, "asked": 0}
 
     def route(r):
