@@ -5,6 +5,7 @@
 // under a finished run (the lead's wiring: a function that returns the run,
 // see buildReport in report.js for its fields).
 import { buildReport, reportFileName, reportText } from "./report.js";
+import { checkLink, shownText } from "./site-link.js";
 import { COLOURS, chart, el, key } from "./svg.js";
 
 const PARTS = ["all", "previous", "lookup"];
@@ -67,9 +68,11 @@ function ablationsLine(report) {
 }
 
 // The whole report: who, which run, the curves, the grades, the roles, the
-// ablations and the model's checksum. Fits one printed page.
+// ablations, the model's checksum and the experiment's link (a link only
+// to this site's trainer: site-link.js). Fits one printed page.
 export function reportView(report, ruleLookup) {
   const s = report.settings, last = report.curves.accuracy[report.curves.accuracy.length - 1];
+  const link = Object.assign({ text: shownText(report.link) }, checkLink(report.link));
   const knobs = [s.layers !== 2 ? s.layers + " layer" : null, s.warmup ? null : "no warm-up", s.identical ? "identical start" : null]
     .filter(Boolean);
   return el("section", { class: "mha-report", "aria-label": "Report of " + report.student }, [
@@ -79,9 +82,16 @@ export function reportView(report, ruleLookup) {
       "; " + (report.phase_step === null ? "never left the plateau" : "phase change at step " + report.phase_step) + "." }),
     curves(report, ruleLookup), predictionsTable(report), rolesLine(report), ablationsLine(report),
     el("p", { class: "mha-report-meta" }, ["Model checksum (SHA-256 of its float32 weights) ", el("code", { text: report.model.sha256.slice(0, 16) }),
-      "…; course build ", el("code", { text: report.course.build }), "; saved " + report.created + "; ",
-      el("a", { href: report.link, text: "the experiment's link", rel: "noopener" }), "."]),
+      "…; course build ", el("code", { text: report.course.build }), "; saved " + report.created + "; "].concat(linkPart(link), ["."])),
+    link.why ? el("p", { class: "mha-report-link-refused", text: "Its link is shown as text, not as a link: " + link.why + "." }) : null,
   ]);
+}
+
+// The report's link: a link only to this site's trainer (site-link.js);
+// anything else as plain text.
+function linkPart(link) {
+  return link.href ? [el("a", { href: link.href, text: "the experiment's link", rel: "noopener" })]
+    : ["the experiment's link ", el("code", { class: "mha-report-link-text", text: link.text })];
 }
 
 // Set the page up to print one report alone (the rest of the page hidden

@@ -33,6 +33,11 @@ export function check(schema, value, root = schema, path = "") {
     const name = schema.$ref.replace(/^#\/\$defs\//, "");
     return check(root.$defs[name], value, root, path);
   }
+  // JSON has no infinity, but a number too large for a double (1e999) is
+  // read as one: no report's number is, and every one is checked
+  if (typeof value === "number" && !Number.isFinite(value)) {
+    return at(path) + " is not a finite number (" + value + ": a number too large, such as 1e999)";
+  }
   if (schema.type) {
     const types = Array.isArray(schema.type) ? schema.type : [schema.type];
     if (!types.some((t) => fits(value, t))) { return at(path) + " must be " + types.join(" or ") + ", not " + short(value); }

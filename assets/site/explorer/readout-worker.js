@@ -50,7 +50,7 @@ async function read(msg) {
   if (typing) { await typing; }
   const t0 = performance.now();
   const r = await evaluate.run(only(evaluate, feeds));
-  const out = { type: "read", id: msg.id, step: msg.step,
+  const out = { type: "read", id: msg.id, run: msg.run, step: msg.step,
     accuracy: Array.from(r.accuracy.data), stats: Array.from(r.stats.data),
     role: Array.from(r.role.data, Number), named: Array.from(r.named.data, Boolean),
     layers: layers, h: msg.h, circuits: null, msEvaluate: performance.now() - t0, msCircuits: 0 };
@@ -102,6 +102,7 @@ self.onmessage = (e) => {
     } catch (err) {
       const out = report(err, msg.type);
       out.id = msg.id;
+      out.run = msg.run;
       self.postMessage(out);
     }
   });

@@ -25,7 +25,12 @@ const sessions = {};
 const data = {};
 let run = null; // the one model this worker trains
 
-function post(msg, transfer) { self.postMessage(msg, transfer || []); }
+// Every message names the run it is about (the page's run id, from setup):
+// the page keeps none about an earlier model.
+function post(msg, transfer) {
+  if (msg.run === undefined && run) { msg.run = run.id; }
+  self.postMessage(msg, transfer || []);
+}
 
 let booting = null; // one start, however many setups arrive while it runs
 function boot(base, manifest) {
@@ -56,12 +61,12 @@ async function setup(msg) {
   const r = await sessions.init.run(only(sessions.init, init));
   const params = T.params.map((p) => r[p.input]);
   const zeros = () => params.map((p) => new ort.Tensor("float32", new Float32Array(p.size), p.dims));
-  run = { h: msg.h, d_k: msg.d_k, d_model: d, seed: msg.seed, params: params,
+  run = { id: msg.run, h: msg.h, d_k: msg.d_k, d_model: d, seed: msg.seed, params: params,
     m: zeros(), v: zeros(), s: 0, steps: msg.steps, running: false, drawEvery: msg.drawEvery,
     feeds: msg.feeds || {} };
   const count = params.reduce((n, p) => n + p.size, 0);
   postWithWeights({ type: "ready", h: msg.h, d_k: msg.d_k, d_model: d, params: count,
-    steps: msg.steps, key: msg.key });
+    steps: msg.steps, key: msg.key, run: msg.run });
 }
 
 // Post `msg` with a copy of the weights as `msg.weights` (the copy is moved,
@@ -168,6 +173,8 @@ async function handle(msg) {
     else if (msg.type === "poison") { run.params[0].data[0] = Infinity; } // tests: divergence
   } catch (err) {
     if (run) { run.running = false; }
-    post(report(err, msg.type));
+    const out = report(err, msg.type);
+    out.run = msg.type === "setup" ? msg.run : run ? run.id : null; // a setup's failure is its own run's
+    post(out);
   }
 }

@@ -68,8 +68,13 @@ export function circuits(Q, r) {
   if (!c) { return; }
   const shown = MAN.train.readouts.filter((R) => R.layers.every((l) => l <= layers));
   const maps = shown.filter((R) => R.draw === "map"), columns = MAN.train.readouts.filter((R) => R.draw === "column");
-  const finite = MAN.train.readouts.every((R) => c[R.output].every(Number.isFinite)) &&
-    maps.every((R) => Number.isFinite(c.baseline[R.baseline]));
+  // what is drawn must be numbers: the maps of the layers the run has, and
+  // each column's heads of those layers (a one-layer model opened from its
+  // file has a second block of zeros, whose scores are not numbers and are
+  // never drawn)
+  const drawn = (R, k) => k < layers * h && R.layers.indexOf(Math.floor(k / h) + 1) >= 0;
+  const finite = maps.every((R) => c[R.output].every(Number.isFinite) && Number.isFinite(c.baseline[R.baseline])) &&
+    columns.every((R) => c[R.output].every((v, k) => !drawn(R, k) || Number.isFinite(v)));
   if (!finite) {
     box.appendChild(el("p", { text: "The circuits at step " + r.step + " are not numbers (the weights diverged): nothing to draw." }));
     return;

@@ -5,22 +5,25 @@
 // says comes back as calls to the handlers the panel gave (on.ready,
 // on.progress, on.state, on.error, on.crash).
 //   page -> worker:  setup {base, manifest, h, d_k, seed, steps, drawEvery,
-//                    key, feeds (the knobs' inputs)} | train | pause |
+//                    key, run (the panel's run id), feeds (the knobs'
+//                    inputs)} | train | pause |
 //                    quiet {ms} (the reader is typing: no step starts for
 //                    ms milliseconds) |
 //                    weights | resources | steps {steps} (tests: a short
 //                    run) | poison (tests: a non-finite weight)
 //   worker -> page:  ready | progress | state | error {message, stage}
-//                    | weights | resources (the last two answer a request)
+//                    | weights | resources (the last two answer a request);
+//                    each names the run (its setup's run id) it is about
 //
 // Reader, the read-out worker (readout-worker.js), one for the page; each
 // read is a promise.
-//   page -> worker:  setup {base, manifest} | read {id, step, h, params,
-//                    mask, feeds} | quiet {ms} (no graph starts for ms
+//   page -> worker:  setup {base, manifest} | read {id, run, step, h,
+//                    params, mask, feeds} | quiet {ms} (no graph starts for ms
 //                    milliseconds; answered at once, not in turn)
-//   worker -> page:  booted | read {id, step, ms, accuracy (3), stats
+//   worker -> page:  booted | read {id, run, step, ms, accuracy (3), stats
 //                    (n_layers * h * 5), role, named (n_layers * h),
-//                    circuits} | error {id, message, stage}
+//                    circuits} | error {id, run, message, stage}; run:
+//                    the read's, echoed (the panel keeps only its model's)
 
 // A worker that does not start (its file missing, or refused) gives an
 // error event with no message: say which file.
@@ -89,14 +92,15 @@ export class Reader {
 
   // Score the weights params ({data, dims} per manifest parameter) of a
   // model with h heads, at training step `step`; opts.mask (heads switched
-  // off, a Float32Array), opts.feeds (the knobs' inputs). Resolves with the
+  // off, a Float32Array), opts.feeds (the knobs' inputs), opts.run (the
+  // panel's run id, echoed in the answer). Resolves with the
   // read-out; rejects with an Error whose .stage says where it failed.
   read(params, h, step, opts) {
     const id = this.next++;
     if (this.failed) { return Promise.reject(this.failed); }
     return new Promise((resolve, reject) => {
       this.pending[id] = { resolve: resolve, reject: reject };
-      this.worker.postMessage({ type: "read", id: id, step: step, h: h,
+      this.worker.postMessage({ type: "read", id: id, run: opts && opts.run, step: step, h: h,
         params: params.map((p) => ({ data: p.data, dims: p.dims })),
         mask: opts && opts.mask, feeds: opts && opts.feeds });
     });

@@ -71,7 +71,11 @@ export class Readouts {
     this.ablated = null; this.readSteps = {};
   }
 
-  opts(extra) { return Object.assign({ feeds: this.P.knobs.feeds() }, extra || {}); }
+  // Each read names the panel's run (its model now); mine(r) says whether
+  // an answer is about it (a Reset, a new size or a file opened since makes
+  // a new run, and the earlier model's answers are dropped).
+  opts(extra) { return Object.assign({ feeds: this.P.knobs.feeds(), run: this.P.runId }, extra || {}); }
+  mine(r, key) { return r.run === this.P.runId && key === this.P.setupKey; }
 
   // Score a copy of the weights on the held-out set, beside training. Every
   // copy the worker sends is read once.
@@ -79,10 +83,11 @@ export class Readouts {
     const P = this.P, key = P.setupKey;
     if (!snap || this.readSteps[snap.step]) { return; }
     this.readSteps[snap.step] = true;
-    reader().read(snap.params, snap.h, snap.step, this.opts()).then((r) => {
-      if (key === P.setupKey) { this.show(r); }
+    const opts = this.opts();
+    reader().read(snap.params, snap.h, snap.step, opts).then((r) => {
+      if (this.mine(r, key)) { this.show(r); }
     }).catch((err) => {
-      if (key !== P.setupKey) { return; }
+      if (!this.mine(opts, key)) { return; }
       P.accuracy.textContent = "The held-out read-out failed: " + err.message + "." + (err.stage === "load" ? ADVICE : "");
     });
   }
@@ -136,14 +141,16 @@ export class Readouts {
     if (this.ablating) { this.ablateAgain = true; return; } // one at a time; the newest next
     this.ablating = true;
     this.ablateAgain = false;
-    reader().read(snap.params, snap.h, snap.step, this.opts({ mask: mask })).then((r) => {
-      if (key !== P.setupKey || !P.switches.mask(snap.h)) { return; }
+    const opts = this.opts({ mask: mask });
+    reader().read(snap.params, snap.h, snap.step, opts).then((r) => {
+      if (!this.mine(r, key) || !P.switches.mask(snap.h)) { return; }
       r.roleNames = rolesOf(r.role, r.named, r.h, P.knobs.layers());
       this.ablated = r;
       if (P.lab) { P.lab.ablated(r, snap); }
       ablation(P, P.switches.names(snap.h));
       titles(P);
     }).catch((err) => {
+      if (!this.mine(opts, key)) { return; }
       P.ablation.textContent = "The ablated read-out failed: " + err.message + "." + (err.stage === "load" ? ADVICE : "");
     }).then(() => {
       this.ablating = false;

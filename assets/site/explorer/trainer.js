@@ -29,6 +29,7 @@ import { Lab } from "./trainer-lab.js";
 const WORKER = new URL("train-worker.js", import.meta.url).href;
 const READ_EVERY = 20; // steps between two copies of the weights (pictures and read-outs)
 let made = 0; // panels made on this page: each gets its own id prefix
+let runs = 0; // models made on this page: each its own run id (clearRun)
 
 export class Panel extends Lifecycle {
   constructor(root, index, defaults, who, onChange) {
@@ -123,7 +124,7 @@ export class Panel extends Lifecycle {
       this.sentenceNote.textContent = "Type a sentence: the text is empty.";
       return;
     }
-    const snap = this.snapshot, key = this.setupKey, typed = this.timings.keystroke;
+    const snap = this.snapshot, key = this.setupKey, run = this.runId, typed = this.timings.keystroke;
     this.drawing = true;
     this.again = false;
     this.tokens().then((tok) => {
@@ -134,7 +135,7 @@ export class Panel extends Lifecycle {
       if (off) { return null; } // the ablation line says why
       const opts = { mask: this.switches.mask(snap.h), feeds: this.knobs.feeds() };
       return E.forwardWith(snap.params, snap.h, tok.ids, opts).then((attn) => {
-        if (key !== this.setupKey || !this.snapshot) { return; } // reset or resized meanwhile
+        if (key !== this.setupKey || run !== this.runId || !this.snapshot) { return; } // reset or resized meanwhile
         heads(this, { step: snap.step, h: snap.h, L: tok.ids.length, attn: attn });
         // the benchmark's "keystroke to repaint": only a run that started
         // after the last keystroke drew what was typed
@@ -183,8 +184,10 @@ export class Panel extends Lifecycle {
   stop() { if (this.worker && this.state === "running") { this.worker.pause(); } }
 
   // Forget what the last run drew: its losses, read-outs, roles and line.
+  // The next model is a new run: a reply of the workers about an earlier
+  // one (its run id) is never kept.
   clearRun() {
-    this.losses = [];
+    this.losses = []; this.runId = ++runs;
     this.readout.clear();
     ["ninety", "ninetyStep", "trainPressed"].forEach((k) => { this.timings[k] = null; });
     [this.roles, this.accuracy, this.lossNote, this.phase, this.python, this.circuits, this.progress].forEach((e) => { e.textContent = ""; });
@@ -209,13 +212,14 @@ export class Panel extends Lifecycle {
     if (at) { this.status.textContent = "Reset: the model at step " + at + " was discarded; " + this.status.textContent; }
   }
 
-  // What the worker says.
+  // What the worker says about this panel's model now (its run id).
   handlers() {
+    const mine = (fn) => (msg) => { if (msg.run === this.runId) { fn(msg); } };
     return {
-      ready: (msg) => this.onReady(msg),
-      progress: (msg) => this.onProgress(msg),
-      state: (msg) => this.onState(msg),
-      error: (msg) => this.fail(this.failure(msg)),
+      ready: mine((msg) => this.onReady(msg)),
+      progress: mine((msg) => this.onProgress(msg)),
+      state: mine((msg) => this.onState(msg)),
+      error: mine((msg) => this.fail(this.failure(msg))),
       crash: (why) => this.fail("The training worker stopped: " + why + ". Reset to start again; if this comes back, " +
         "reload the page, or rebuild the site with `make book`."),
     };
@@ -245,7 +249,7 @@ export class Panel extends Lifecycle {
   newClient() { return new Client(WORKER, this.handlers()); }
   setupArgs(c) {
     return { base: STATIC, manifest: MAN, h: c.h, d_k: c.dk, seed: c.seed, steps: c.steps,
-      drawEvery: READ_EVERY, key: this.setupKey, feeds: this.knobs.feeds() };
+      drawEvery: READ_EVERY, key: this.setupKey, run: this.runId, feeds: this.knobs.feeds() };
   }
 }
 
