@@ -19,11 +19,15 @@
 // change. Usage: node tests/class_reports.mjs < spec.json
 import { readFileSync } from "node:fs";
 import { dirname, join } from "node:path";
-import { fileURLToPath } from "node:url";
+import { fileURLToPath, pathToFileURL } from "node:url";
 
 const HERE = dirname(fileURLToPath(import.meta.url));
-const source = readFileSync(join(HERE, "..", "assets", "site", "class", "report.js"), "utf8");
-// report.js imports nothing: load it as a module whatever Node's default for .js
+// report.js loaded as a module whatever Node's default for .js; its one
+// import (the lab's knobs.js, a module by its folder's package.json) by its
+// file URL
+const knobs = pathToFileURL(join(HERE, "..", "assets", "site", "explorer", "lab", "knobs.js")).href;
+const source = readFileSync(join(HERE, "..", "assets", "site", "class", "report.js"), "utf8")
+  .replace('"../explorer/lab/knobs.js"', JSON.stringify(knobs));
 const R = await import("data:text/javascript;base64," + Buffer.from(source).toString("base64"));
 
 const spec = JSON.parse(readFileSync(0, "utf8"));
@@ -75,7 +79,7 @@ async function make(run, man, build, rule) {
   const n = paramCount(man, h * run.d_k), w = new Float32Array(n);
   for (let i = 0; i < n; i++) { w[i] = rand() - 0.5; }
   return R.buildReport({
-    student: run.student, link, course: { version: "0.1.0", build: run.build ?? build }, settings,
+    student: run.student, link, course: { version: "0.1.0", build: run.build ?? build }, settings, knobs: man.train.knobs,
     state: step === steps ? "done" : "paused", step, losses, evals, ruleLookup: rule, predictions,
     ablations: run.ablations ?? [], weights: w, created: run.created ?? "2026-11-27T09:00:00.000Z",
   });

@@ -186,8 +186,8 @@ def test_the_page_shows_every_reports_numbers(opened):
             ", ".join(
                 x
                 for x in [
-                    "1 layer" if run["layers"] == 1 else "",
-                    "" if run["warmup"] else "no warm-up",
+                    "layers 1" if run["layers"] == 1 else "",  # the knobs' labels
+                    "" if run["warmup"] else "warm-up off",
                 ]
                 if x
             )
@@ -352,7 +352,8 @@ def test_export_then_the_class_page_reads_it(opened, tmp_path):
             evals: r.curves.steps.map((s, i) => ({ step: s, accuracy: r.curves.accuracy[i],
                 roles: r.roles.heads[i] })),
             ruleLookup: man.train.baselines['previous word'].lookup,
-            predictions: r.predictions, ablations: r.ablations, weights: new Float32Array(n) });
+            predictions: r.predictions, ablations: r.ablations, weights: new Float32Array(n),
+            knobs: man.train.knobs });
         document.querySelector('.mha-class-detail').appendChild(m.exportControls(run, 0.29, 'x'));
     }""",
         [r, n],
@@ -388,12 +389,12 @@ def test_a_trainer_panel_makes_the_report_its_run_gives(opened):
         const s = r.settings;
         const P = { config: { h: s.h, dk: s.d_k, seed: s.seed, steps: s.steps },
             stepsTotal: s.steps, state: r.state, step: r.step, losses: r.curves.loss,
-            knobs: { layers: s.layers, warmup: s.warmup, identical: s.identical },
+            knobs: { chosen: Object.fromEntries(man.train.knobs.map((k) => [k.name, s[k.name]])) },
             evals: r.curves.steps.map((x, i) => ({ step: x, accuracy: r.curves.accuracy[i],
                 roleNames: r.roles.heads[i] })),
             base: { previousWord: [0, 1, man.train.baselines['previous word'].lookup] },
             snapshot: { params: [{ data: new Float32Array(5), dims: [5] }] } };
-        const run = runFromPanel(P, { link: r.link, course: r.course });
+        const run = runFromPanel(P, { link: r.link, course: r.course, knobs: man.train.knobs });
         return buildReport(Object.assign(run, { student: 'X' }));
     }""",
         r,
@@ -428,7 +429,11 @@ def test_the_labs_table_of_book_runs_gives_the_same_reference(opened):
                                          for s in ref["sweep"]]},
     }
     got = opened["page"].evaluate(
-        "t => import('../_static/class/class-read.js').then(m => m.referenceFromBookRuns(t))", table
+        """async (t) => {
+        const man = await (await fetch('../_static/explorer-data/manifest.json')).json();
+        const m = await import('../_static/class/class-read.js');
+        return m.referenceFromBookRuns(t, man.train.knobs);
+    }""", table
     )
     assert got["points"] == ref["points"]
     assert got["sweep"] == ref["sweep"]

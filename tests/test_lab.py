@@ -74,7 +74,7 @@ def cases() -> list[dict]:
 def test_page_and_package_give_the_same_grades(tmp_path):
     cs = cases()
     path = tmp_path / "cases.json"
-    path.write_text(json.dumps({"bank": P.questions(), "cases": cs}))
+    path.write_text(json.dumps({"bank": P.questions(), "cases": cs, "knobs": page_knobs()}))
     out = node("tests/js/grade_cli.mjs", str(path))
     assert out.returncode == 0, out.stderr[-2000:]
     page = json.loads(out.stdout)
@@ -98,6 +98,28 @@ def test_page_and_package_give_the_same_grades(tmp_path):
     assert statuses == {"right", "wrong", "waiting", "not_applicable"}
 
 
+def page_knobs() -> list[dict]:
+    """The manifest's train.knobs, as the build exports them."""
+    from mhacourse import web_train
+
+    return json.loads(json.dumps([dict(k) for k in web_train.KNOBS]))
+
+
+@needs_node
+def test_the_node_tests_knobs_are_the_packages():
+    """tests/js/knobs.mjs, the knobs and read-outs the Node tests run with
+    (they run with no build), is web_train.KNOBS and READOUTS as the
+    manifest carries them."""
+    from mhacourse import web_train
+
+    out = node("--input-type=module", "-e",
+               "import { KNOBS, READOUTS } from './tests/js/knobs.mjs';"
+               " process.stdout.write(JSON.stringify([KNOBS, READOUTS]));")
+    assert out.returncode == 0, out.stderr[-2000:]
+    assert json.loads(out.stdout) == [page_knobs(),
+                                      json.loads(json.dumps([dict(r) for r in web_train.READOUTS]))]
+
+
 def page_limits() -> dict:
     """What the page passes link.js: the manifest's train limits, written
     by the package (web_train.manifest_entry's fields)."""
@@ -106,7 +128,8 @@ def page_limits() -> dict:
 
     return {**{k: v for k, v in web_train.limits().items()}, "budget": BUDGET_D_MODEL,
             "max_steps": web_train.MAX_STEPS, "n_layers": 2,
-            "steps_for": {str(d): steps_for(d) for d in range(1, web_train.D_MODEL_MAX + 1)}}
+            "steps_for": {str(d): steps_for(d) for d in range(1, web_train.D_MODEL_MAX + 1)},
+            "knobs": [dict(k) for k in web_train.KNOBS]}
 
 
 @needs_node
@@ -146,7 +169,7 @@ def model_spec() -> dict:
     return {"params": [{"name": k, "dims": v} for k, v in web_train.param_dims().items()],
             "limits": {k: v for k, v in web_train.limits().items() if k != "budget"},
             "n_layers": cfg.n_layers, "vocab_size": cfg.vocab_size, "max_len": cfg.max_len,
-            "warmup": cfg.warmup, "batch": cfg.batch}
+            "batch": cfg.batch, "knobs": [dict(k) for k in web_train.KNOBS]}
 
 
 def page_weights(model, spec) -> bytes:
@@ -184,7 +207,8 @@ def test_a_page_written_file_loads_in_python(tmp_path, layers):
     assert out.returncode == 0, out.stderr[-2000:]
     back = tm.load(tmp_path / "m.safetensors")
     assert back.cfg == cfg
-    assert back.extra["knobs"] == {"layers": layers, "warmup": True, "identical": False}
+    assert back.extra["knobs"] == {"layers": layers, "warmup": True, "identical": False,
+                                   "clip": True}
     assert back.extra["course_version"] == "0.1.0" and back.extra["trained_steps"] == 800
     assert tm.fingerprint(back) == tm.fingerprint(model)  # the same float32 weights
     a, b = tm.evaluate(model), tm.evaluate(back)
@@ -303,7 +327,7 @@ def test_odd_records_get_the_same_answer_from_page_and_package(tmp_path):
     and grade the rest alike."""
     cs = odd_records(600)
     path = tmp_path / "cases.json"
-    path.write_text(json.dumps({"bank": P.questions(), "cases": cs}))
+    path.write_text(json.dumps({"bank": P.questions(), "cases": cs, "knobs": page_knobs()}))
     out = node("tests/js/grade_cli.mjs", str(path))
     assert out.returncode == 0, out.stderr[-2000:]
     graded = 0

@@ -19,6 +19,8 @@ from site_browser import ROOT
 EXPLORER = ROOT / "assets" / "site" / "explorer"
 JS = {f.name: f.read_text() for f in sorted(EXPLORER.glob("*.js"))}
 CODE = {f: re.sub(r"//.*", "", t) for f, t in JS.items()}  # less the comments
+SITE_JS = sorted((ROOT / "assets" / "site").rglob("*.js"))
+SITE_CODE = {str(f.relative_to(ROOT)): re.sub(r"//.*", "", f.read_text()) for f in SITE_JS}
 ENTRY, DATA = "page.js", "data.js"  # the one entry; the one reader of the build's data
 FALLBACK = "fallback.js"  # the one classic script: a page opened from disk runs no module
 WORKERS = ("train-worker.js", "readout-worker.js")
@@ -111,7 +113,7 @@ def test_knobs_and_readouts_are_written_once():
     assert all(r["baseline"] in web_train.BASELINE_COLUMNS for r in readouts if r["draw"] == "map")
     names = {k["name"] for k in knobs} | {r["name"] for r in readouts}  # as strings
     graph_names = fed | {r["output"] for r in readouts}  # as strings or fields
-    for f, text in CODE.items():
+    for f, text in SITE_CODE.items():  # every JavaScript file of the site: lab/ and class/ too
         spelled = {n for n in names if re.search(rf"""["']{n}["']""", text)}
         spelled |= {n for n in graph_names if re.search(rf"""["'.]{n}\b""", text)}
         assert not spelled, f"{f} spells out {spelled}: read it from MAN.train.knobs / readouts"

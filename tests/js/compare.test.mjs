@@ -3,6 +3,7 @@
 import test from "node:test";
 import assert from "node:assert/strict";
 import { compareRun, nearestSweepSize, phaseStepOf } from "../../assets/site/explorer/lab/compare.js";
+import { KNOBS } from "./knobs.mjs";
 
 const hist = (jump, steps, every) => {
   const out = [];
@@ -26,33 +27,33 @@ const TABLE = {
 const S = { h: 4, d_k: 16, seed: 0, steps: 800, layers: 2, warmup: true, identical: false };
 
 test("the same settings: the book's run is drawn faintly, and the line says where they differ most", () => {
-  const same = compareRun(TABLE, { settings: S, step: 800, history: hist(200, 800, 20) });
+  const same = compareRun(TABLE, { settings: S, step: 800, history: hist(200, 800, 20) }, KNOBS);
   assert.equal(same.faint[0].name, "main"); // read every 20 steps, before the grid's 50
   assert.match(same.line, /^Within 0\.02 of the book's run with these settings.*phase change at step 200; the book's: phase change at step 200/);
-  const late = compareRun(TABLE, { settings: S, step: 800, history: hist(260, 800, 20) });
+  const late = compareRun(TABLE, { settings: S, step: 800, history: hist(260, 800, 20) }, KNOBS);
   assert.equal(late.line, "phase change at step 260; the book's run with these settings: phase change at step 200.");
-  const other = compareRun(TABLE, { settings: Object.assign({}, S, { seed: 7 }), step: 800, history: hist(220, 800, 20) });
+  const other = compareRun(TABLE, { settings: Object.assign({}, S, { seed: 7 }), step: 800, history: hist(220, 800, 20) }, KNOBS);
   assert.deepEqual(other.faint, []);
   assert.match(other.line, /Largest difference: lookup accuracy 0\.300 at step 200; the book's run of this size, seed 0: 0\.900\./);
-  const never = compareRun(TABLE, { settings: S, step: 800, history: hist(null, 800, 20) });
+  const never = compareRun(TABLE, { settings: S, step: 800, history: hist(null, 800, 20) }, KNOBS);
   assert.equal(never.line, "no phase change in 800 steps; the book's run with these settings: phase change at step 200.");
 });
 
 test("a run under way is compared only where it has got to", () => {
-  const early = compareRun(TABLE, { settings: S, step: 100, history: hist(null, 100, 20) });
+  const early = compareRun(TABLE, { settings: S, step: 100, history: hist(null, 100, 20) }, KNOBS);
   assert.match(early.line, /^Within 0\.02/); // the book's run had not jumped by step 100 either
-  const behind = compareRun(TABLE, { settings: S, step: 300, history: hist(null, 300, 20) });
+  const behind = compareRun(TABLE, { settings: S, step: 300, history: hist(null, 300, 20) }, KNOBS);
   assert.equal(behind.line, "no phase change yet at step 300; the book's run with these settings: phase change at step 200.");
 });
 
 test("other sizes: the nearest size of chapter 8's sweep, named", () => {
   assert.deepEqual([nearestSweepSize(TABLE, 3, 20).h, nearestSweepSize(TABLE, 3, 20).d_k], [4, 16]);
   assert.deepEqual([nearestSweepSize(TABLE, 16, 2).h, nearestSweepSize(TABLE, 16, 2).d_k], [16, 4]);
-  const r = compareRun(TABLE, { settings: Object.assign({}, S, { h: 3, d_k: 20 }), step: 1200, history: hist(400, 1200, 20) });
+  const r = compareRun(TABLE, { settings: Object.assign({}, S, { h: 3, d_k: 20 }), step: 1200, history: hist(400, 1200, 20) }, KNOBS);
   assert.equal(r.ref, null);
   assert.equal(r.line, "The book has no run of h = 3, d_k = 20 with these settings; chapter 8's sweep at the nearest size, " +
     "h = 4, d_k = 16 (d_model 64, 800 steps, seeds 0 and 1), ends at accuracy 0.924 to 0.938; yours: 0.900.");
-  const one = compareRun(TABLE, { settings: Object.assign({}, S, { layers: 1 }), step: 800, history: hist(null, 800, 20) });
-  assert.match(one.line, /no run of h = 4, d_k = 16 with these knobs \(layers 1, warm-up on\)/);
+  const one = compareRun(TABLE, { settings: Object.assign({}, S, { layers: 1 }), step: 800, history: hist(null, 800, 20) }, KNOBS);
+  assert.match(one.line, /no run of h = 4, d_k = 16 with these knobs \(layers 1\)/);
   assert.equal(phaseStepOf([{ step: 20, lookup: NaN }, { step: 40, lookup: 0.5 }], 0.29, 0.1), 40);
 });

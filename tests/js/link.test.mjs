@@ -5,24 +5,26 @@ import test from "node:test";
 import assert from "node:assert/strict";
 import { readFileSync } from "node:fs";
 import { encodeExperiment, decodeExperiment, defaultExperiment, pythonLine } from "../../assets/site/explorer/lab/link.js";
+import { KNOBS } from "./knobs.mjs";
 
 const bank = JSON.parse(readFileSync(new URL("../../code/mhacourse/data/questions.json", import.meta.url)));
 // the manifest's train limits (mhacourse.web_train: limits(), steps_for)
 const stepsFor = {};
 for (let d = 1; d <= 256; d++) { stepsFor[d] = d <= 16 ? 1500 : d <= 32 ? 1200 : d <= 64 ? 800 : d <= 128 ? 500 : 400; }
-const LIMITS = { h_max: 16, d_k_min: 2, d_k_max: 64, d_model_max: 256, max_steps: 1500, budget: 64, n_layers: 2, steps_for: stepsFor };
+const LIMITS = { h_max: 16, d_k_min: 2, d_k_max: 64, d_model_max: 256, max_steps: 1500, budget: 64, n_layers: 2, steps_for: stepsFor,
+  knobs: KNOBS };
 
 test("a link round-trips every field", () => {
   const e = { h: 8, d_k: 8, budget: true, seed: 7, steps: 640, layers: 1, warmup: false, identical: true,
     clip: false, off: [[1, 2], [1, 8]], text: "a b c, a b — «ça» & <b>", predict: { one_layer: "no", phase_step: "never" } };
-  const r = decodeExperiment(encodeExperiment(e), LIMITS, bank);
+  const r = decodeExperiment(encodeExperiment(e, KNOBS), LIMITS, bank);
   assert.equal(r.ignored, "");
   assert.deepEqual(r.experiment, e);
-  assert.equal(pythonLine(r.experiment, 2),
+  assert.equal(pythonLine(r.experiment, KNOBS),
     "model, metrics = tm.train(tm.TinyConfig(h=8, d_k=8, n_layers=1, warmup=0), steps=640, seed=7, identical_heads=True, clip=None)");
   const plain = decodeExperiment("", LIMITS, bank, { h: 1, d_k: 64 });
   assert.deepEqual(plain, { experiment: defaultExperiment(LIMITS, { h: 1, d_k: 64 }), ignored: "" });
-  assert.equal(pythonLine(plain.experiment, 2), "model, metrics = tm.train(tm.TinyConfig(h=1, d_k=64), steps=800, seed=0)");
+  assert.equal(pythonLine(plain.experiment, KNOBS), "model, metrics = tm.train(tm.TinyConfig(h=1, d_k=64), steps=800, seed=0)");
 });
 
 const HOSTILE = [

@@ -6,6 +6,6 @@ import { decodeExperiment, pythonLine } from "../../assets/site/explorer/lab/lin
 const limits = JSON.parse(readFileSync(process.argv[2], "utf8"));
 const out = process.argv.slice(3).map((link) => {
   const { experiment: e } = decodeExperiment(link, limits);
-  return { experiment: e, line: pythonLine(e, limits.n_layers) };
+  return { experiment: e, line: pythonLine(e, limits.knobs) };
 });
 process.stdout.write(JSON.stringify(out));

@@ -6,6 +6,7 @@ import assert from "node:assert/strict";
 import { readFileSync } from "node:fs";
 import { readModelFile, writeModelFile, fileSizeProblem, maxFileBytes, ModelFileError } from "../../assets/site/explorer/lab/model-file.js";
 import { parseSafetensors, writeSafetensors } from "../../assets/site/explorer/lab/safetensors.js";
+import { KNOBS } from "./knobs.mjs";
 
 // the manifest's train.params, from the package's parameter rules
 const NAMES = ["W_E", "W_pos", "gamma_f", "beta_f", "W_U"];
@@ -16,7 +17,7 @@ const params = [{ name: "W_E", dims: [[0, 288], [1, 0]] }, { name: "W_pos", dims
   { name: "gamma_f", dims: D }, { name: "beta_f", dims: D }, { name: "W_U", dims: [[1, 0], [0, 288]] }];
 for (const l of [0, 1]) { BLOCK.forEach((n) => params.push({ name: "blocks." + l + "." + n, dims: /W_/.test(n) ? DD : D })); }
 const SPEC = { params: params, limits: { h_max: 16, d_k_min: 2, d_k_max: 64, d_model_max: 256 }, n_layers: 2,
-  vocab_size: 288, max_len: 16, warmup: 100, batch: 32 };
+  vocab_size: 288, max_len: 16, batch: 32, knobs: KNOBS };
 assert.equal(params.length, NAMES.length + 2 * BLOCK.length);
 
 function weights(h, dk, fill) {
@@ -33,7 +34,7 @@ test("a page run is written and read back exactly", () => {
   const r = run(), bytes = writeModelFile(r, SPEC);
   const m = readModelFile(bytes, SPEC);
   assert.deepEqual(m.config, { h: 2, d_k: 4, n_layers: 2, ff_mult: 1, vocab_size: 288, max_len: 16, lr: null, warmup: 100, batch: 32, weight_decay: 0 });
-  assert.deepEqual(m.extra.knobs, { layers: 2, warmup: true, identical: false });
+  assert.deepEqual(m.extra.knobs, { layers: 2, warmup: true, identical: false, clip: true });
   assert.equal(m.extra.trained_steps, 700);
   m.params.forEach((p, i) => { assert.deepEqual(p.dims, r.params[i].dims); assert.deepEqual(p.data, r.params[i].data); });
   const one = readModelFile(writeModelFile(run({ layers: 1, warmup: false }), SPEC), SPEC);

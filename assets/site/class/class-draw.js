@@ -4,6 +4,7 @@
 // quiz key the class's runs give. It reads what class-read.js returns and
 // draws into the elements class.js gives it; it keeps no state.
 import { COLOURS, chart, el, key } from "./svg.js";
+import { knobWords } from "../explorer/lab/knobs.js";
 
 const BAND = { before_200: "before 200", "200_399": "200–399", "400_799": "400–799", "800_or_later": "800 or later", never: "never" };
 
@@ -11,13 +12,13 @@ export function pct(x) { return x === null || x === undefined ? "–" : (100 * x
 const stepText = (s) => (s === null ? "never" : String(s));
 const sizeText = (s) => "h = " + s.h + ", d_k = " + s.d_k;
 
-function knobsText(s) {
-  return [s.layers !== 2 ? s.layers + " layer" : "", s.warmup ? "" : "no warm-up", s.identical ? "identical" : ""].filter(Boolean).join(", ");
-}
+// The knobs off their defaults (the manifest's train.knobs), in words.
+const knobsText = (s, knobs) => knobWords(knobs, s).join(", ");
 
 // One row a student: the run, what she predicted against what it showed,
 // the read-outs, the link check, and the re-run cell (class.js fills it).
-export function table(runs, onShow, onRerun, canRerun) {
+// knobs: the manifest's train.knobs.
+export function table(runs, onShow, onRerun, canRerun, knobs) {
   const head = ["student", "h", "d_k", "seed", "steps", "options", "phase change", "predicted", "grade",
     "accuracy", "lookup", "P in L1", "I in L2", "ablations", "link", "re-run"];
   const rows = runs.map((run, i) => {
@@ -30,7 +31,7 @@ export function table(runs, onShow, onRerun, canRerun) {
     if (!canRerun) { again.disabled = true; again.title = "This page has no trainer to re-run with."; }
     again.addEventListener("click", () => onRerun(run, again.parentNode));
     const cells = [show, String(s.h), String(s.d_k), String(s.seed), r.step === s.steps ? String(r.step) : r.step + " of " + s.steps,
-      knobsText(s) || "–", stepText(r.phase_step), p ? BAND[p.prediction] || p.prediction : "–", p ? p.grade.replace("_", " ") : "–",
+      knobsText(s, knobs) || "–", stepText(r.phase_step), p ? BAND[p.prediction] || p.prediction : "–", p ? p.grade.replace("_", " ") : "–",
       pct(last[0]), pct(last[2]),
       String((end[0] || []).filter((x) => x === "previous").length), String((end[1] || []).filter((x) => x === "induction").length),
       String(r.ablations.length), run.mismatch.length ? "does not match" : "matches", again];
@@ -95,11 +96,11 @@ export function charts(runs, ref) {
 }
 
 // The runs to talk about: never left the plateau; do not match their link.
-export function lists(runs) {
+export function lists(runs, knobs) {
   const stuck = runs.filter((x) => x.report.phase_step === null);
   const odd = runs.filter((x) => x.mismatch.length);
   const item = (x, extra) => el("li", { text: x.report.student + " (" + x.file + "): " + sizeText(x.report.settings) + ", seed " + x.report.settings.seed +
-    (knobsText(x.report.settings) ? ", " + knobsText(x.report.settings) : "") + extra });
+    (knobsText(x.report.settings, knobs) ? ", " + knobsText(x.report.settings, knobs) : "") + extra });
   return el("div", { class: "mha-class-lists" }, [
     el("h3", { text: "Never left the plateau (" + stuck.length + ")" }),
     stuck.length ? el("ul", { class: "mha-class-stuck" }, stuck.map((x) => item(x, ", " + x.report.step + " steps"))) : el("p", { text: "Every run left the plateau." }),
@@ -119,7 +120,8 @@ export function quiz(stats) {
     "Q2. Median step of the phase change at d_model = 64, by h: " + (byH || "no run of d_model 64 left the plateau") + ".",
     "Q3. Where the previous-token heads were at the end (runs): " + (prev || "–") + ".",
     "Q4. Phase-change predictions graded right: " + stats.right + " of " + stats.predicted + ".",
-    "Q5. " + (sp ? "The size most of the class ran, " + sp.size.replace("x", " × ") + " (h × d_k, " + sp.n + " runs): phase change from step " +
+    "Q5. " + (sp ? "The settings most of the class ran, " + sp.size + " (h × d_k and the knobs off their defaults, " + sp.n +
+      " runs): phase change from step " +
       stepText(sp.lo) + " to " + stepText(sp.hi) + ", " + sp.never + " never." : "No run."),
     "Q6. Lookup accuracy with every head of layer 1 off (median of " + stats.layer1Off.n + " runs that tried it): " + pct(stats.layer1Off.median) + ".",
   ];

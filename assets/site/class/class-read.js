@@ -5,6 +5,7 @@
 // request is made with a report).
 import { REPORT_FORMAT, REPORT_VERSION, phaseStep, verifyChecksum } from "./report.js";
 import { check } from "./schema-lite.js";
+import { knobFromText, knobValue, knobWords } from "../explorer/lab/knobs.js";
 
 export const MAX_BYTES = 1000000; // a report of 1,500 steps at h = 16 is under 100 KB
 // A re-run agrees with its report when every loss is within LOSS_REL of the
@@ -16,34 +17,44 @@ const who = (r) => r.student.trim().replace(/\s+/g, " ").toLowerCase();
 const graded = (p) => p.grade === "right" || p.grade === "wrong";
 
 // What an experiment's link says about its run: whichever of h, d_k, seed,
-// steps, layers, warmup, identical and clip it names (in its query or after
-// #; the lab's link.js writes ?v=1&h=4&dk=16&...&warmup=1&identical=0).
-export function parseLink(link) {
+// steps and the knobs (the manifest's train.knobs) it names (in its query
+// or after #; the lab's link.js writes ?v=1&h=4&dk=16&...&KNOB=VALUE). A
+// value that is not one of its knob's is kept as text (a mismatch).
+export function parseLink(link, knobs) {
   let url;
   try { url = new URL(link, "https://course.invalid/"); } catch (e) { return {}; }
   const params = new URLSearchParams(url.search);
   const hash = url.hash.replace(/^#/, "");
   if (hash.includes("=")) { new URLSearchParams(hash.replace(/^[^?]*\?/, "")).forEach((v, k) => params.set(k, v)); }
   const out = {}, int = (v) => (/^\d+$/.test(v) ? Number(v) : v);
-  const bool = (v) => (/^(1|true|on|yes)$/i.test(v) ? true : /^(0|false|off|no)$/i.test(v) ? false : v);
-  [["h", "h"], ["d_k", "d_k"], ["dk", "d_k"], ["seed", "seed"], ["steps", "steps"], ["layers", "layers"]]
+  [["h", "h"], ["d_k", "d_k"], ["dk", "d_k"], ["seed", "seed"], ["steps", "steps"]]
     .forEach(([k, name]) => { if (params.has(k)) { out[name] = int(params.get(k)); } });
-  ["warmup", "identical", "clip"].forEach((k) => { if (params.has(k)) { out[k] = bool(params.get(k)); } });
+  (knobs || []).forEach((k) => {
+    if (!params.has(k.name)) { return; }
+    const v = knobFromText(k, params.get(k.name));
+    out[k.name] = v === null ? params.get(k.name) : v;
+  });
   return out;
 }
 
 // The settings a report's link names and its report gives otherwise:
 // ["h: the link says 4, the report 8", ...]; [] when they agree.
-export function linkMismatch(report, parse = parseLink) {
-  const said = parse(report.link) || {};
+export function linkMismatch(report, parse = parseLink, knobs = []) {
+  const said = parse(report.link, knobs) || {};
   return Object.keys(said).filter((k) => k in report.settings && said[k] !== report.settings[k])
     .map((k) => k + ": the link says " + said[k] + ", the report " + report.settings[k]);
 }
 
 // How the report contradicts itself (an edit that kept the checksum, or
-// recomputed it): the first contradiction, or null.
+// recomputed it): the first contradiction, or null. Its settings hold every
+// knob of this build (ctx.knobs) with one of the knob's values, and no other.
 function contradiction(r, ctx) {
-  const s = r.settings, c = r.curves;
+  const s = r.settings, c = r.curves, knobs = ctx.knobs || [];
+  const base = ["h", "d_k", "d_model", "seed", "steps"], names = knobs.map((k) => k.name);
+  const stray = Object.keys(s).find((k) => base.indexOf(k) < 0 && names.indexOf(k) < 0);
+  if (stray !== undefined) { return "its settings name " + JSON.stringify(stray).slice(0, 30) + ", not a knob of this build"; }
+  const off = knobs.find((k) => knobValue(k, s[k.name]) === null);
+  if (off) { return "its settings give the knob " + off.name + " " + JSON.stringify(s[off.name]) + ", not one of its values"; }
   if (s.d_model !== s.h * s.d_k) { return "its d_model " + s.d_model + " is not h × d_k = " + s.h * s.d_k; }
   if (r.step > s.steps) { return "it ran " + r.step + " steps of a " + s.steps + "-step run"; }
   if (c.loss.length !== r.step) { return "it has " + c.loss.length + " losses for " + r.step + " steps"; }
@@ -66,7 +77,7 @@ function contradiction(r, ctx) {
 
 // One file: {report} or {problem: one line}. text: the file's text (null
 // when it was too large to read: size says how large). ctx: {schema,
-// build, ruleLookup, paramCount}.
+// build, ruleLookup, paramCount, knobs (the manifest's train.knobs)}.
 export async function readReport(text, ctx, size = text ? text.length : 0) {
   if (text === null || text.length > MAX_BYTES) {
     return { problem: ": " + Math.round(size / 1000) + " KB, too large to be a report (at most " + MAX_BYTES / 1000 + " KB)" };
@@ -109,7 +120,7 @@ export async function readClass(files, ctx) {
         "a second report from " + r.student + " (the first is " + first.file + "); only the first is shown") + "." });
       return;
     }
-    const run = { file, report: r, mismatch: linkMismatch(r, ctx.parseLink) };
+    const run = { file, report: r, mismatch: linkMismatch(r, ctx.parseLink, ctx.knobs) };
     seen.set(who(r), run);
     runs.push(run);
   });
@@ -135,23 +146,33 @@ export function compareRerun(report, rerun, positions) {
     c.accuracy[i].forEach((x, k) => { acc = Math.max(acc, Math.abs(x - b[k]) * positions); });
   });
   const complete = m === c.loss.length && n === c.steps.length;
-  return { lossRel, positions: acc, complete, identical: !!rerun.sha256 && rerun.sha256 === report.model.sha256,
+  return { lossRel, positions: acc, complete, sameBits: !!rerun.sha256 && rerun.sha256 === report.model.sha256,
     agrees: complete && lossRel <= TOLERANCE.lossRel && acc <= TOLERANCE.positions };
 }
 
 // The book's runs as the class page draws them ({points, sweep}), from the
 // lab's table (explorer-data/lab/book_runs.json, mhacourse.book_runs) when
 // the site has it: the same runs and rule as scripts/class_reference.py.
-export function referenceFromBookRuns(t) {
-  const knobs = (r) => Object.assign({}, r.layers !== 2 ? { layers: r.layers } : {}, r.warmup ? {} : { warmup: false },
-    r.identical ? { identical: true } : {});
+// knobs: the manifest's; a point's knobs are those off their defaults.
+export function referenceFromBookRuns(t, knobs) {
+  const odd = (r) => {
+    const out = {};
+    (knobs || []).forEach((k) => { if (r[k.name] !== undefined && r[k.name] !== k.default) { out[k.name] = r[k.name]; } });
+    return out;
+  };
   return {
     rule_lookup: t.rule_lookup, phase_margin: t.phase_margin,
     points: t.runs.map((r) => ({ source: /metrics/.test(r.source) ? "grid" : "chapter 11", name: r.name, h: r.h, d_k: r.d_k,
-      seed: r.seed, steps: r.steps, every: r.every, knobs: knobs(r), phase_step: r.phase_step })),
+      seed: r.seed, steps: r.steps, every: r.every, knobs: odd(r), phase_step: r.phase_step })),
     sweep: t.sweep.runs.map((r) => ({ source: "chapter 8", h: r.h, d_k: r.d_k, seed: r.seed, steps: t.sweep.steps,
       lookup: r.lookup, left: r.lookup > t.rule_lookup + t.phase_margin })),
   };
+}
+
+// The group a run belongs to: its size and every knob off its default, in
+// words ("4 × 16", "4 × 16, warm-up off").
+export function groupOf(s, knobs) {
+  return [s.h + " × " + s.d_k].concat(knobWords(knobs, s)).join(", ");
 }
 
 const median = (xs) => {
@@ -168,8 +189,9 @@ export function layersWith(report, role) {
 }
 
 // The quiz key the class's runs give (the lesson's questions): counts and
-// medians over the runs shown.
-export function classStats(runs) {
+// medians over the runs shown; a spread is over the runs of one group
+// (groupOf: the size and the knobs; knobs: the manifest's).
+export function classStats(runs, knobs) {
   const rs = runs.map((x) => x.report);
   const left = rs.filter((r) => r.phase_step !== null);
   const byH = {};
@@ -185,7 +207,7 @@ export function classStats(runs) {
     return a ? a.accuracy[2] : null;
   }).filter((x) => x !== null);
   const bySize = {};
-  rs.forEach((r) => { const k = r.settings.h + "x" + r.settings.d_k; (bySize[k] = bySize[k] || []).push(r); });
+  rs.forEach((r) => { const k = groupOf(r.settings, knobs); (bySize[k] = bySize[k] || []).push(r); });
   const biggest = Object.keys(bySize).sort((a, b) => bySize[b].length - bySize[a].length || (a < b ? -1 : 1))[0];
   const steps = biggest ? bySize[biggest].map((r) => r.phase_step).filter((x) => x !== null) : [];
   return {

@@ -67,7 +67,8 @@ export async function mountClass(root, opts = {}) {
   const page = { runner: opts.runner || null, files: new Map(), lastOpenMs: null, result: null };
   const positions = man.train.heldout_n * (man.train.batch[1] - 1);
   const ruleLookup = man.train.baselines["previous word"].lookup;
-  const ctx = { schema, build, ruleLookup, margin: man.train.phase_margin, paramCount: paramCounter(man), parseLink: opts.parseLink || parseLink };
+  const ctx = { schema, build, ruleLookup, margin: man.train.phase_margin, paramCount: paramCounter(man),
+    parseLink: opts.parseLink || parseLink, knobs: man.train.knobs || [] };
 
   const input = el("input", { type: "file", id: "mha-class-files", multiple: "", accept: ".json,application/json" });
   const clear = el("button", { type: "button", class: "mha-class-clear", text: "Clear" });
@@ -89,8 +90,9 @@ export async function mountClass(root, opts = {}) {
     const close = el("button", { type: "button", class: "mha-class-close", text: "Close" });
     close.addEventListener("click", () => { detail.textContent = ""; });
     const print = el("button", { type: "button", class: "mha-class-close", text: "Print this report" });
-    print.addEventListener("click", () => printReport(run.report, ruleLookup));
-    detail.append(el("h2", { text: run.report.student + "'s report (" + run.file + ")" }), reportView(run.report, ruleLookup), print, " ", close);
+    print.addEventListener("click", () => printReport(run.report, ruleLookup, ctx.knobs));
+    detail.append(el("h2", { text: run.report.student + "'s report (" + run.file + ")" }), reportView(run.report, ruleLookup, ctx.knobs),
+      print, " ", close);
     detail.scrollIntoView({ block: "nearest" });
   };
 
@@ -103,7 +105,7 @@ export async function mountClass(root, opts = {}) {
       const c = compareRerun(r, again, positions);
       run.rerun = c;
       note.textContent = " " + (c.agrees ? "agrees" : "differs") + ": loss within " + c.lossRel.toExponential(1) +
-        " relative, accuracy within " + c.positions.toFixed(1) + " positions" + (c.identical ? "; the same model, bit for bit" : "") +
+        " relative, accuracy within " + c.positions.toFixed(1) + " positions" + (c.sameBits ? "; the same model, bit for bit" : "") +
         (c.complete ? "" : "; the re-run stopped early") + ".";
       cell.parentNode.classList.toggle("mha-class-differs", !c.agrees);
     }).catch((e) => { note.textContent = " the re-run failed: " + e.message + "."; });
@@ -118,12 +120,12 @@ export async function mountClass(root, opts = {}) {
     out.textContent = "";
     detail.textContent = "";
     if (got.runs.length) {
-      out.append(el("h2", { id: "who-handed-in", text: "Who handed in" }), table(got.runs, showReport, rerun, !!page.runner),
+      out.append(el("h2", { id: "who-handed-in", text: "Who handed in" }), table(got.runs, showReport, rerun, !!page.runner, ctx.knobs),
         el("h2", { id: "the-phase-change-against-h-and-d-k", text: "The phase change against h and d_k" }), charts(trusted, ref),
-        lists(got.runs),
+        lists(got.runs, ctx.knobs),
         el("h2", { id: "quiz-key", text: "Quiz key from the class's runs" }),
         el("p", { text: "From the " + trusted.length + " runs that match their links (the lesson's questions, chapter 11's class plan)." }),
-        quiz(classStats(trusted)));
+        quiz(classStats(trusted, ctx.knobs)));
     }
     await new Promise((ok) => requestAnimationFrame(() => ok()));
     page.lastOpenMs = performance.now() - t0;

@@ -3,7 +3,7 @@
 // wires "Export report" with
 //   exportControls(() => runFromPanel(panel, extra), ruleLookup)
 // (report-view.js), where extra = {link, course: {version, build},
-// predictions, ablations}: the lab's link and grades, and the ablations the
+// predictions, ablations, knobs (the manifest's train.knobs)}: the lab's link and grades, and the ablations the
 // panel read (each {step, off: ["L1H2", ...], accuracy}).
 export function runFromPanel(P, extra = {}) {
   if (!P.config || !P.snapshot || !P.losses.length) { throw new Error("there is no run to report yet: train first"); }
@@ -11,8 +11,8 @@ export function runFromPanel(P, extra = {}) {
   const c = P.config, k = P.knobs || {};
   return {
     link: extra.link, course: extra.course,
-    settings: { h: c.h, d_k: c.dk, seed: c.seed, steps: P.stepsTotal || c.steps, layers: k.layers,
-      warmup: k.warmup, identical: k.identical, clip: k.clip },
+    settings: Object.assign({}, k.chosen || {}, { h: c.h, d_k: c.dk, seed: c.seed, steps: P.stepsTotal || c.steps }),
+    knobs: extra.knobs || [],
     state: P.state, step: P.step,
     losses: P.losses.slice(),
     evals: P.evals.map((e) => ({ step: e.step, accuracy: e.accuracy.slice(0, 3), roles: e.roleNames })),

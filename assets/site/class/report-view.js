@@ -7,6 +7,7 @@
 import { buildReport, reportFileName, reportText } from "./report.js";
 import { checkLink, shownText } from "./site-link.js";
 import { COLOURS, chart, el, key } from "./svg.js";
+import { knobWords } from "../explorer/lab/knobs.js";
 
 const PARTS = ["all", "previous", "lookup"];
 const ROLE_SHORT = { previous: "P", induction: "I", duplicate: "D", self: "S", first: "F", mixed: "·" };
@@ -69,16 +70,16 @@ function ablationsLine(report) {
 
 // The whole report: who, which run, the curves, the grades, the roles, the
 // ablations, the model's checksum and the experiment's link (a link only
-// to this site's trainer: site-link.js). Fits one printed page.
-export function reportView(report, ruleLookup) {
+// to this site's trainer: site-link.js). Fits one printed page. knobs:
+// the manifest's train.knobs (those off their defaults are named).
+export function reportView(report, ruleLookup, knobs) {
   const s = report.settings, last = report.curves.accuracy[report.curves.accuracy.length - 1];
   const link = Object.assign({ text: shownText(report.link) }, checkLink(report.link));
-  const knobs = [s.layers !== 2 ? s.layers + " layer" : null, s.warmup ? null : "no warm-up", s.identical ? "identical start" : null]
-    .filter(Boolean);
+  const odd = knobWords(knobs, s);
   return el("section", { class: "mha-report", "aria-label": "Report of " + report.student }, [
     el("h3", { text: report.student + ": h = " + s.h + ", d_k = " + s.d_k + ", seed " + s.seed }),
     el("p", { class: "mha-report-meta", text: "d_model " + s.d_model + "; " + report.step + " of " + s.steps + " steps (" + report.state + ")" +
-      (knobs.length ? "; " + knobs.join(", ") : "") + "; final accuracy " + pct(last && last[0]) + ", lookup " + pct(last && last[2]) +
+      (odd.length ? "; " + odd.join(", ") : "") + "; final accuracy " + pct(last && last[0]) + ", lookup " + pct(last && last[2]) +
       "; " + (report.phase_step === null ? "never left the plateau" : "phase change at step " + report.phase_step) + "." }),
     curves(report, ruleLookup), predictionsTable(report), rolesLine(report), ablationsLine(report),
     el("p", { class: "mha-report-meta" }, ["Model checksum (SHA-256 of its float32 weights) ", el("code", { text: report.model.sha256.slice(0, 16) }),
@@ -96,15 +97,15 @@ function linkPart(link) {
 
 // Set the page up to print one report alone (the rest of the page hidden
 // on paper); returns the function that undoes it.
-export function preparePrint(report, ruleLookup) {
-  const box = el("div", { class: "mha-report-print" }, [reportView(report, ruleLookup)]);
+export function preparePrint(report, ruleLookup, knobs) {
+  const box = el("div", { class: "mha-report-print" }, [reportView(report, ruleLookup, knobs)]);
   document.body.appendChild(box);
   document.documentElement.classList.add("mha-printing-report");
   return () => { box.remove(); document.documentElement.classList.remove("mha-printing-report"); };
 }
 
-export function printReport(report, ruleLookup) {
-  window.addEventListener("afterprint", preparePrint(report, ruleLookup), { once: true });
+export function printReport(report, ruleLookup, knobs) {
+  window.addEventListener("afterprint", preparePrint(report, ruleLookup, knobs), { once: true });
   window.print();
 }
 
@@ -120,8 +121,9 @@ export function download(report) {
 
 // The trainer's controls under a run: the student's name, "Export report"
 // and "Print report". getRun() returns the run (buildReport's argument,
-// without student) or throws with the reason there is none yet.
-export function exportControls(getRun, ruleLookup, idPrefix = "mha-report") {
+// without student) or throws with the reason there is none yet. knobs:
+// the manifest's train.knobs.
+export function exportControls(getRun, ruleLookup, idPrefix = "mha-report", knobs = []) {
   const name = el("input", { type: "text", id: idPrefix + "-name", maxlength: "80", autocomplete: "name" });
   const save = el("button", { type: "button", class: "mha-report-export", text: "Export report" });
   const print = el("button", { type: "button", class: "mha-report-printbtn", text: "Print report" });
@@ -131,7 +133,7 @@ export function exportControls(getRun, ruleLookup, idPrefix = "mha-report") {
     const bytes = download(r);
     line.textContent = "Saved " + reportFileName(r) + " (" + (bytes / 1000).toFixed(1) + " KB). Hand this file in; it stays on your machine until you do.";
   }).catch((e) => { line.textContent = e.message + "."; }));
-  print.addEventListener("click", () => make().then((r) => printReport(r, ruleLookup)).catch((e) => { line.textContent = e.message + "."; }));
+  print.addEventListener("click", () => make().then((r) => printReport(r, ruleLookup, knobs)).catch((e) => { line.textContent = e.message + "."; }));
   return el("div", { class: "mha-report-controls" }, [
     el("label", { for: name.id }, ["Your name ", name]), save, print, line]);
 }

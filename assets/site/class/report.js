@@ -6,6 +6,8 @@
 // version. Every hash is SHA-256 from the browser's crypto.subtle (Node's
 // global crypto too: the tests' generator imports this file).
 
+import { knobSettings } from "../explorer/lab/knobs.js";
+
 export const REPORT_FORMAT = "mhacourse-report";
 export const REPORT_VERSION = 1;
 // The phase change: the first read-out at which held-out lookup accuracy is
@@ -114,7 +116,9 @@ function need(cond, what) { if (!cond) { throw new Error("cannot build the repor
 //   student        the name the student typed (1-80 characters)
 //   link           the experiment's address (the trainer's "Copy link")
 //   course         {version, build}: the course's version and buildId(manifest)
-//   settings       {h, d_k, seed, steps, layers, warmup, identical, clip?}
+//   settings       {h, d_k, seed, steps, and each knob by its name}
+//   knobs          the manifest's train.knobs: the report's settings hold
+//                  each knob's value (its default where settings lack it)
 //   state, step    "done" | "paused" | "diverged", and the steps trained
 //   losses         the training loss of every step, in order
 //   evals          the read-outs in step order: {step, accuracy: [all,
@@ -150,10 +154,8 @@ export async function buildReport(run) {
     student: run.student.trim(),
     created: run.created || new Date().toISOString(),
     link: run.link,
-    settings: {
-      h: s.h, d_k: s.d_k, d_model: s.h * s.d_k, seed: s.seed, steps: s.steps,
-      layers: s.layers, warmup: !!s.warmup, identical: !!s.identical,
-    },
+    settings: Object.assign({ h: s.h, d_k: s.d_k, d_model: s.h * s.d_k, seed: s.seed, steps: s.steps },
+      knobSettings(run.knobs, s)),
     state: run.state,
     step: run.step,
     curves: { loss: run.losses.map(roundLoss), steps, accuracy },
@@ -168,7 +170,6 @@ export async function buildReport(run) {
     })),
     model: await modelChecksum(run.weights),
   };
-  if (s.clip !== undefined) { report.settings.clip = !!s.clip; } // a build with the clipping knob
   report.checksum = await reportChecksum(report);
   return report;
 }

@@ -74,6 +74,9 @@ export function check(schema, value, root = schema, path = "") {
         if (bad) { return bad; }
       } else if (schema.additionalProperties === false) {
         return at(path) + " has a field the format does not have: " + short(k);
+      } else if (schema.additionalProperties && typeof schema.additionalProperties === "object") {
+        const bad = check(schema.additionalProperties, value[k], root, path ? path + "." + k : k);
+        if (bad) { return bad; }
       }
     }
   }

@@ -66,7 +66,7 @@ export class LabFiles {
     if (P.state === "running") { this.lab.line.textContent = "Pause or Reset the run before opening a model file."; return false; }
     const got = await readModel(file, modelSpec());
     if (got.error) { this.lab.line.textContent = got.error; return false; }
-    const m = got.model, e = experimentOf(m, MAN.train.steps_for), name = file.name.slice(0, 60);
+    const m = got.model, e = experimentOf(m, modelSpec()), name = file.name.slice(0, 60);
     if (m.init) { // an untrained model: its seed; the page's init graph builds it
       if (P.locked()) { P.resetRun(); }
       this.lab.restore(Object.assign(e, { text: P.sentence.value, off: [] }));

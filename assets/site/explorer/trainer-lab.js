@@ -29,11 +29,11 @@ function labData() {
     .then(([bank, runs, build]) => ({ bank: bank, runs: runs, build: build })));
 }
 
-// What a link may hold: the manifest's limits with the budget, the layers
-// and each size's steps.
+// What a link may hold: the manifest's limits with the budget, the layers,
+// each size's steps and the knobs.
 export function linkLimits() {
   const T = MAN.train;
-  return Object.assign({}, T.limits, { budget: T.budget, n_layers: T.n_layers, steps_for: T.steps_for,
+  return Object.assign({}, T.limits, { budget: T.budget, n_layers: T.n_layers, steps_for: T.steps_for, knobs: T.knobs,
     max_steps: T.limits.max_steps || Math.max.apply(null, Object.values(T.steps_for)) });
 }
 
@@ -56,7 +56,8 @@ export class Lab {
     this.address = el("input", { type: "text", class: "mha-lab-address", readonly: "", id: P.tag + "-address",
       "aria-label": "The experiment's link", hidden: "" });
     this.files = new LabFiles(this);
-    this.report = exportControls(() => this.reportRun(), MAN.train.baselines["previous word"].lookup, P.tag + "-report");
+    this.report = exportControls(() => this.reportRun(), MAN.train.baselines["previous word"].lookup, P.tag + "-report",
+      MAN.train.knobs);
     this.report.hidden = true;
     this.element = el("section", { class: "mha-lab", "aria-label": (P.index ? "Run B: " : "") + "Predict, run, keep" }, [
       el("h4", { class: "mha-lab-title", text: "Predict, then run" }),
@@ -129,12 +130,13 @@ export class Lab {
   // The page's address follows the experiment (the first panel's).
   remember() {
     if (!this.owner || !this.ready || !this.P.config) { return; }
-    history.replaceState(history.state, "", location.pathname + encodeExperiment(this.experiment()) + location.hash);
+    history.replaceState(history.state, "", location.pathname + encodeExperiment(this.experiment(), MAN.train.knobs) +
+      location.hash);
   }
 
   async copyLink() {
     if (!this.P.config) { this.line.textContent = "Pick a valid size first: there is no experiment to link to."; return; }
-    const url = await copyLink(window, encodeExperiment(this.experiment()));
+    const url = await copyLink(window, encodeExperiment(this.experiment(), MAN.train.knobs));
     this.address.value = url;
     this.address.hidden = false;
     this.line.textContent = "Link copied (if the browser allowed it; else copy it from the box): it opens this experiment.";
@@ -203,7 +205,7 @@ export class Lab {
     const record = recordFromReadouts({ settings: this.settings(), step: P.step || 0,
       ruleLookup: MAN.train.baselines["previous word"].lookup, readouts: P.evals, ablations: this.ablations });
     try {
-      this.grades = grade(this.data.bank, this.predictions, record);
+      this.grades = grade(this.data.bank, this.predictions, record, MAN.train.knobs);
     } catch (err) {
       this.grades = [];
       this.gradesBox.textContent = "The predictions could not be graded: " + err.message;
@@ -220,7 +222,7 @@ export class Lab {
     this.regrade();
     if (!this.ready || !P.config || this.files.opened) { return; }
     const history = P.evals.map((e) => ({ step: e.step, accuracy: e.accuracy[0], previous: e.accuracy[1], lookup: e.accuracy[2] }));
-    const got = compareRun(this.data.runs, { settings: this.settings(), step: P.step || 0, history: history });
+    const got = compareRun(this.data.runs, { settings: this.settings(), step: P.step || 0, history: history }, MAN.train.knobs);
     this.compare.textContent = got.line;
     faintCurves(P, got.faint[0] || null);
   }
@@ -237,7 +239,8 @@ export class Lab {
     const P = this.P, snap = P.snapshot;
     if (!snap || !this.ready || this.files.opened) { throw new Error("There is no run to report: train a model first"); }
     const h = snap.h, name = (p) => "L" + p[0] + "H" + p[1];
-    return { link: location.origin + location.pathname + encodeExperiment(this.experiment()),
+    return { link: location.origin + location.pathname + encodeExperiment(this.experiment(), MAN.train.knobs),
+      knobs: MAN.train.knobs,
       course: { version: this.version(), build: this.data.build }, settings: this.settings(),
       state: P.state, step: P.step, losses: P.losses.slice(),
       evals: P.evals.map((e) => ({ step: e.step, accuracy: e.accuracy, roles: e.roleNames })),

@@ -4,9 +4,14 @@
 // compareRun picks the book's run with the reader's settings (drawn
 // faintly under hers), or the book's run of her size with another seed,
 // or else the nearest size of chapter 8's sweep, and says in one line
-// where her run differs most. Pure functions; no DOM, no globals.
+// where her run differs most. The knobs are the manifest's (train.knobs,
+// passed in): a book's run matches on h, d_k and every knob (a knob the
+// table does not record stood at its default). Pure functions; no DOM, no
+// globals.
 
-const SAME = ["h", "d_k", "layers", "warmup", "identical"];
+import { knobSettings, knobWords } from "./knobs.js";
+
+const SAME = ["h", "d_k"]; // and every knob
 const PARTS = ["accuracy", "previous", "lookup"];
 const PART_WORDS = { accuracy: "overall", previous: "previous-word", lookup: "lookup" };
 const CLOSE = 0.02; // accuracy: closer than this at every common read-out is "the same run"
@@ -21,8 +26,10 @@ export function phaseStepOf(history, rule, margin) {
 // {same, size}: the book's page runs with exactly these settings (seed and
 // steps too), and those of this size and knobs with any seed; each list
 // with the most often read first.
-export function findBookRuns(table, s) {
-  const bySize = table.runs.filter((r) => r.page_run && SAME.every((k) => r[k] === s[k]))
+export function findBookRuns(table, s, knobs) {
+  const mine = knobSettings(knobs, s);
+  const sameKnobs = (r) => { const theirs = knobSettings(knobs, r); return Object.keys(mine).every((k) => theirs[k] === mine[k]); };
+  const bySize = table.runs.filter((r) => r.page_run && SAME.every((k) => r[k] === s[k]) && sameKnobs(r))
     .sort((a, b) => a.every - b.every || a.seed - b.seed);
   return { same: bySize.filter((r) => r.seed === s.seed && r.steps === s.steps), size: bySize };
 }
@@ -59,16 +66,16 @@ function largestGap(mine, ref) {
   return best;
 }
 
-// Compare the reader's run, mine = {settings: {h, d_k, seed, steps,
-// layers, warmup, identical}, step, history: [{step, accuracy, previous,
-// lookup}]}, with the book's. Returns {faint: the book's runs to draw
+// Compare the reader's run, mine = {settings: {h, d_k, seed, steps, and
+// each knob}, step, history: [{step, accuracy, previous, lookup}]}, with
+// the book's; knobs: the manifest's train.knobs. Returns {faint: the book's runs to draw
 // under hers (same settings), ref: the run the line compares with (or
 // null), sweep: the nearest sweep size when there is no ref (or null),
 // line: one sentence}.
-export function compareRun(table, mine) {
+export function compareRun(table, mine, knobs) {
   const s = mine.settings, hist = (mine.history || []).filter((e) => Number.isFinite(e.lookup));
   const done = mine.step >= s.steps;
-  const found = findBookRuns(table, s);
+  const found = findBookRuns(table, s, knobs);
   const ref = found.same[0] || found.size.find((r) => r.steps === s.steps) || null;
   const out = { faint: found.same.slice(0, 1), ref: ref, sweep: null, line: "" };
   if (ref) {
@@ -96,9 +103,10 @@ export function compareRun(table, mine) {
     }
     return out;
   }
-  if (s.layers !== 2 || !s.warmup || s.identical) { // the sweep ran two layers, warm-up on, a random start
-    out.line = "The book has no run of h = " + s.h + ", d_k = " + s.d_k + " with these knobs (layers " + s.layers +
-      ", warm-up " + (s.warmup ? "on" : "off") + (s.identical ? ", identical start" : "") + ") to compare with.";
+  const odd = knobWords(knobs, knobSettings(knobs, s));
+  if (odd.length) { // the sweep ran every knob at its default
+    out.line = "The book has no run of h = " + s.h + ", d_k = " + s.d_k + " with these knobs (" + odd.join(", ") +
+      ") to compare with.";
     return out;
   }
   const near = nearestSweepSize(table, s.h, s.d_k), row = near.row;

@@ -4,19 +4,24 @@
 // explorer-data/lab/questions.json) with the same rules on the same record
 // of a run (record.js makes it from the panel's read-outs):
 //
-//   { settings: {h, d_k, seed, steps, layers, warmup, identical},
+//   { settings: {h, d_k, seed, steps, and each knob by its name},
 //     step, rule_lookup,
 //     history: [{step, lookup, roles: [[name per head] per layer]}],
 //     final: null | {step, stats: [layer][head][5], composition: {q,k,v}|null,
 //                    baseline: {q,k,v}|null},
 //     ablations: [{step, off: [[layer, head], ...] (from 1), lookup}] }
 //
-// A question whose read-out is not ready waits; it is never graded on part
-// of a run. Bad input throws a LabError with one line. No DOM, no globals.
+// The knobs are the manifest's (train.knobs, passed in: knobs.js): a count
+// is a whole number, a switch true or false, and a knob the record lacks
+// stood at its default. A question whose read-out is not ready waits; it
+// is never graded on part of a run. Bad input throws a LabError with one
+// line. No DOM, no globals.
+
+import { knobDefaults } from "./knobs.js";
 
 export class LabError extends Error {}
 
-const SETTINGS = ["h", "d_k", "seed", "steps", "layers", "warmup", "identical"];
+const SETTINGS = ["h", "d_k", "seed", "steps"]; // and the knobs
 const KINDS = ["q", "k", "v"];
 const STATISTICS = ["previous", "induction", "duplicate", "self", "first"];
 
@@ -73,13 +78,17 @@ function checkRoles(where, roles, layers, h) {
   if (bad) { fail(where + " must be " + layers + " lists of " + h + " role names; got " + shown(roles) + "."); }
 }
 
-// The record, if it is one; else a LabError naming the field.
-export function checkRecord(record) {
-  const r = dict("record", record, ["settings", "step", "rule_lookup", "history"]);
-  const s = dict("record.settings", r.settings, SETTINGS);
+// The record, if it is one (its settings with every knob: a missing one at
+// its default); else a LabError naming the field.
+export function checkRecord(record, knobs) {
+  const r0 = dict("record", record, ["settings", "step", "rule_lookup", "history"]);
+  const s = Object.assign(knobDefaults(knobs), dict("record.settings", r0.settings, SETTINGS));
+  const r = Object.assign({}, r0, { settings: s });
+  (knobs || []).forEach((k) => {
+    if (k.control === "count") { whole("settings." + k.name, s[k.name], k.min); } else { bool("settings." + k.name, s[k.name]); }
+  });
   const h = whole("settings.h", s.h, 1), layers = whole("settings.layers", s.layers, 1);
   whole("settings.d_k", s.d_k, 1); whole("settings.steps", s.steps, 1); whole("settings.seed", s.seed);
-  bool("settings.warmup", s.warmup); bool("settings.identical", s.identical);
   whole("record.step", r.step);
   share("record.rule_lookup", r.rule_lookup);
   let last = -1;
@@ -254,11 +263,12 @@ function gradeOne(q, prediction, r, c, chapter) {
 // Grade predictions ({question id: answer}) against a run's record: one
 // object per prediction, in the bank's order: {id, status ("right",
 // "wrong", "waiting", "not_applicable"), prediction, answer, value, line,
-// explain, link}. Throws a LabError (one line) on bad input.
-export function grade(bank, predictions, record) {
+// explain, link}. knobs: the manifest's train.knobs. Throws a LabError
+// (one line) on bad input.
+export function grade(bank, predictions, record, knobs) {
   dict("bank", bank, ["questions", "constants", "chapter"]);
   const p = checkPredictions(bank, predictions);
-  const r = checkRecord(record);
+  const r = checkRecord(record, knobs);
   return bank.questions.filter((q) => Object.prototype.hasOwnProperty.call(p, q.id))
     .map((q) => gradeOne(q, p[q.id], r, bank.constants, bank.chapter));
 }

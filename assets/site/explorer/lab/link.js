@@ -2,25 +2,29 @@
 // address (its query string), and back. decodeExperiment trusts nothing:
 // every field is checked against the manifest's limits (passed in), what
 // is valid is restored, what is not is left at the default and named in
-// one line. Values are data (numbers, booleans, a plain string), never
-// HTML: the page shows the sentence with textContent. Pure functions; no
-// DOM, no globals.
+// one line. The knobs are the manifest's (limits.knobs: train.knobs), each
+// under its own name (knobs.js): a knob the manifest adds is linked with
+// no change here. Values are data (numbers, booleans, a plain string),
+// never HTML: the page shows the sentence with textContent. Pure
+// functions; no DOM, no globals.
 //
-//   ?v=1&h=4&dk=16&budget=0&seed=0&steps=800&layers=2&warmup=1&identical=0
+//   ?v=1&h=4&dk=16&budget=0&seed=0&steps=800&KNOB=VALUE...
 //    &off=1.2,2.3&text=the+cat+sat&predict=phase_step:200_399,one_layer:no
-//   (&clip=0 when gradients are not clipped: tm.train(..., clip=None))
+//   (each knob of the manifest: a count's number, a switch's 1 or 0)
+
+import { knobDefaults, knobFromText, knobText, layersOf, pythonArgs } from "./knobs.js";
 
 export const LINK_VERSION = 1;
 const MAX_LINK = 4000; // characters: a longer address is not one this page wrote
 const MAX_TEXT = 200; // characters of the sentence
 const SEED_MAX = 999; // the seed box's range
-const KEYS = ["v", "h", "dk", "budget", "seed", "steps", "layers", "warmup", "identical", "clip", "off", "text", "predict"];
+const KEYS = ["v", "h", "dk", "budget", "seed", "steps", "off", "text", "predict"]; // and the knobs' names
 
 // The experiment the page starts with when a link says nothing (start:
 // the panel's own defaults, e.g. {h: 1, d_k: 64}, override these).
 export function defaultExperiment(limits, start) {
-  const e = { h: 4, d_k: 16, budget: false, seed: 0, steps: 0, layers: limits.n_layers, warmup: true,
-    identical: false, clip: true, off: [], text: "the cat sat on the mat because the cat was tired", predict: {} };
+  const e = Object.assign({ h: 4, d_k: 16, budget: false, seed: 0, steps: 0 }, knobDefaults(limits.knobs),
+    { off: [], text: "the cat sat on the mat because the cat was tired", predict: {} });
   Object.keys(e).forEach((k) => { if (start && Object.prototype.hasOwnProperty.call(start, k)) { e[k] = start[k]; } });
   e.steps = e.steps || stepsFor(limits, e.h * e.d_k);
   return e;
@@ -31,14 +35,15 @@ function stepsFor(limits, d) {
   return Number.isInteger(s) ? s : limits.max_steps;
 }
 
-// The address's query string for experiment e (encodeURIComponent: any
-// character of the sentence survives, none is markup).
-export function encodeExperiment(e) {
+// The address's query string for experiment e with the manifest's knobs
+// (encodeURIComponent: any character of the sentence survives, none is
+// markup).
+export function encodeExperiment(e, knobs) {
   const off = (e.off || []).map((p) => p[0] + "." + p[1]).join(",");
   const predict = Object.keys(e.predict || {}).sort().map((k) => k + ":" + e.predict[k]).join(",");
   const parts = [["v", LINK_VERSION], ["h", e.h], ["dk", e.d_k], ["budget", e.budget ? 1 : 0], ["seed", e.seed],
-    ["steps", e.steps], ["layers", e.layers], ["warmup", e.warmup ? 1 : 0], ["identical", e.identical ? 1 : 0]];
-  if (e.clip === false) { parts.push(["clip", 0]); }
+    ["steps", e.steps]];
+  (knobs || []).forEach((k) => { if (e[k.name] !== undefined) { parts.push([k.name, knobText(k, e[k.name])]); } });
   if (off) { parts.push(["off", off]); }
   if (e.text) { parts.push(["text", e.text]); }
   if (predict) { parts.push(["predict", predict]); }
@@ -63,8 +68,8 @@ function sizeProblem(limits, h, dk, budget) {
 
 // Parse the query string `search` (location.search) against `limits`:
 // {h_max, d_k_min, d_k_max, d_model_max, max_steps, budget, n_layers,
-// steps_for} (the manifest's train.limits, with train.budget, n_layers and
-// steps_for), `bank` (questions.json, for the predictions; optional) and
+// steps_for, knobs} (the manifest's train.limits, with train.budget,
+// n_layers, steps_for and knobs), `bank` (questions.json, for the predictions; optional) and
 // `start` (defaultExperiment's). Returns {experiment, ignored}: ignored is
 // "" or one line naming what was left at its default.
 export function decodeExperiment(search, limits, bank, start) {
@@ -76,7 +81,8 @@ export function decodeExperiment(search, limits, bank, start) {
   let q;
   try { q = new URLSearchParams(search.replace(/^[?#]/, "")); } catch (err) { q = new URLSearchParams(""); }
   const get = (k) => q.get(k);
-  const unknown = Array.from(new Set(Array.from(q.keys()).filter((k) => KEYS.indexOf(k) < 0)));
+  const knobs = limits.knobs || [], names = KEYS.concat(knobs.map((k) => k.name));
+  const unknown = Array.from(new Set(Array.from(q.keys()).filter((k) => names.indexOf(k) < 0)));
   if (unknown.length) { ignored.push("unknown field" + (unknown.length > 1 ? "s " : " ") + unknown.slice(0, 3).map(safe).join(", ") + (unknown.length > 3 ? " …" : "")); }
   const v = get("v");
   if (v !== null && wholeIn(v, 1, LINK_VERSION) === null) { ignored.push("v (a link from another build)"); }
@@ -91,15 +97,15 @@ export function decodeExperiment(search, limits, bank, start) {
     ignored.push("the size (" + bad + ": h = " + safe(get("h") || e.h) + ", d_k = " + safe(get("dk") || e.d_k) + ")");
   } else { e.h = h; e.d_k = dk; e.budget = !!budget; }
   e.steps = stepsFor(limits, e.h * e.d_k);
-  [["seed", 0, SEED_MAX], ["steps", 1, limits.max_steps], ["layers", 1, limits.n_layers]].forEach(([k, lo, hi]) => {
+  [["seed", 0, SEED_MAX], ["steps", 1, limits.max_steps]].forEach(([k, lo, hi]) => {
     if (get(k) === null) { return; }
     const n = wholeIn(get(k), lo, hi);
     if (n === null) { ignored.push(k); } else { e[k] = n; }
   });
-  ["warmup", "identical", "clip"].forEach((k) => {
-    if (get(k) === null) { return; }
-    const b = flag(get(k));
-    if (b === null) { ignored.push(k); } else { e[k] = b; }
+  knobs.forEach((k) => {
+    if (get(k.name) === null) { return; }
+    const v = knobFromText(k, get(k.name));
+    if (v === null) { ignored.push(k.name); } else { e[k.name] = v; }
   });
   if (get("off") !== null) {
     const pairs = [], seen = new Set();
@@ -107,7 +113,7 @@ export function decodeExperiment(search, limits, bank, start) {
     get("off").split(",").slice(0, 64).forEach((s) => {
       const m = /^(\d{1,2})\.(\d{1,2})$/.exec(s);
       const l = m ? Number(m[1]) : 0, i = m ? Number(m[2]) : 0;
-      if (!m || l < 1 || l > e.layers || i < 1 || i > e.h || seen.has(l + "." + i)) { dropped++; return; }
+      if (!m || l < 1 || l > layersOf(knobs, e, limits.n_layers) || i < 1 || i > e.h || seen.has(l + "." + i)) { dropped++; return; }
       seen.add(l + "." + i);
       pairs.push([l, i]);
     });
@@ -141,13 +147,10 @@ function safe(s) {
 }
 
 // The Python line that repeats the experiment's run: the trainer's own
-// line (tm.train's signature), with n_layers, warmup and identical_heads
-// only when they differ from the defaults. nLayers: the manifest's
-// train.n_layers.
-export function pythonLine(e, nLayers) {
-  let cfg = "h=" + e.h + ", d_k=" + e.d_k;
-  if (e.layers && e.layers !== nLayers) { cfg += ", n_layers=" + e.layers; }
-  if (e.warmup === false) { cfg += ", warmup=0"; }
-  return "model, metrics = tm.train(tm.TinyConfig(" + cfg + "), steps=" + e.steps + ", seed=" + e.seed +
-    (e.identical ? ", identical_heads=True" : "") + (e.clip === false ? ", clip=None" : "") + ")";
+// line (tm.train's signature), with each knob of the manifest (knobs) only
+// when it differs from its default.
+export function pythonLine(e, knobs) {
+  const args = pythonArgs(knobs, e);
+  return "model, metrics = tm.train(tm.TinyConfig(" + ["h=" + e.h, "d_k=" + e.d_k].concat(args.TinyConfig).join(", ") +
+    "), " + ["steps=" + e.steps, "seed=" + e.seed].concat(args.train).join(", ") + ")";
 }

@@ -7,10 +7,12 @@
 //
 // spec (from the manifest's "train" entry): {params: [{name, dims}],
 // limits: {h_max, d_k_min, d_k_max, d_model_max}, n_layers, vocab_size,
-// max_len, warmup, batch}. Params are in spec.params order, each
+// max_len, batch, knobs (train.knobs: each knob's value is written to
+// extra.knobs, and a TinyConfig knob's to the config too: knobs.js)}. Params are in spec.params order, each
 // {data: Float32Array, dims}, as the trainer holds them. Pure functions.
 
 import { ModelFileError, parseSafetensors, tensorValues, writeSafetensors, MAX_HEADER } from "./safetensors.js";
+import { configFields, knobSettings, knobsOfFile, layersOf } from "./knobs.js";
 
 export { ModelFileError };
 const fail = (line) => { throw new ModelFileError(line); };
@@ -105,53 +107,50 @@ export function readModelFile(bytes, spec) {
 }
 
 // The bytes of the package's model file for a page run: run = {params,
-// h, d_k, layers, warmup, identical, seed, steps (the run's length), step
-// (the steps done), courseVersion, accuracy (held-out, or null)}. The
-// metadata's config is the run's TinyConfig (tm.load rebuilds it); extra
-// records the settings, steps, knobs and the course's version.
+// h, d_k, seed, steps (the run's length), step (the steps done),
+// courseVersion, accuracy (held-out, or null), and each knob by its name}.
+// The metadata's config is the run's TinyConfig (tm.load rebuilds it);
+// extra records the settings, steps, every knob and the course's version.
 export function writeModelFile(run, spec) {
-  const d = run.h * run.d_k;
+  const d = run.h * run.d_k, knobs = knobSettings(spec.knobs, run), layers = layersOf(spec.knobs, knobs, spec.n_layers);
   if (!Array.isArray(run.params) || run.params.length !== spec.params.length) { fail("the run's weights do not match the manifest's parameters."); }
   const tensors = [];
   spec.params.forEach((p, i) => {
     const dims = dimsAt(p, d), w = run.params[i];
     if (!w || !(w.data instanceof Float32Array) || w.data.length !== size(dims)) { fail("weight " + p.name + " does not have the size h and d_k need."); }
-    if (layerOf(p.name) >= run.layers) { return; } // a one-layer run: its first block only
+    if (layerOf(p.name) >= layers) { return; } // a one-layer run: its first block only
     for (let k = 0; k < w.data.length; k++) {
       if (!Number.isFinite(w.data[k])) { fail("weight " + p.name + " is NaN or infinite: there is no model to save (reset, and train again)."); }
     }
     tensors.push({ name: p.name, shape: dims, data: w.data });
   });
-  const config = { h: run.h, d_k: run.d_k, n_layers: run.layers, ff_mult: 1, vocab_size: spec.vocab_size,
-    max_len: spec.max_len, lr: null, warmup: run.warmup ? spec.warmup : 0, batch: spec.batch, weight_decay: 0 };
-  const extra = { source: "page", steps: run.steps, trained_steps: run.step, seed: run.seed, data_seed: 0,
-    knobs: { layers: run.layers, warmup: !!run.warmup, identical: !!run.identical },
+  const config = Object.assign({ h: run.h, d_k: run.d_k, n_layers: layers, ff_mult: 1, vocab_size: spec.vocab_size,
+    max_len: spec.max_len, lr: null, batch: spec.batch, weight_decay: 0 }, configFields(spec.knobs, knobs));
+  const extra = { source: "page", steps: run.steps, trained_steps: run.step, seed: run.seed, data_seed: 0, knobs: knobs,
     course_version: String(run.courseVersion || ""), accuracy: Number.isFinite(run.accuracy) ? run.accuracy : null };
   return writeSafetensors({ config: JSON.stringify(config), extra: JSON.stringify(extra) }, tensors);
 }
 
 // The experiment a model file read by readModelFile stands for, in the
-// link's terms (link.js): {h, d_k, seed, layers, warmup, identical, steps
-// (the run's length), step (the steps it was trained)}; stepsFor: the
-// manifest's steps_for, for a file that does not say. A seed the page
-// cannot take (over 999) is read as 0.
-export function experimentOf(model, stepsFor) {
-  const c = model.config, x = model.extra || {}, knobs = x.knobs || {};
+// link's terms (link.js): {h, d_k, seed, steps (the run's length), step
+// (the steps it was trained), and each knob of spec.knobs (knobs.js
+// knobsOfFile)}; spec.steps_for: each width's steps, for a file that does
+// not say. A seed the page cannot take (over 999) is read as 0.
+export function experimentOf(model, spec) {
+  const c = model.config, x = model.extra || {};
   const whole = (v, hi) => Number.isSafeInteger(v) && v >= 0 && v <= hi;
   const seedOf = model.init ? model.init.seed : x.seed;
-  const steps = whole(x.steps, 1e6) && x.steps > 0 ? x.steps : stepsFor[String(c.h * c.d_k)];
-  return { h: c.h, d_k: c.d_k, budget: false, seed: whole(seedOf, 999) ? seedOf : 0, layers: model.layers,
-    warmup: c.warmup !== 0, identical: knobs.identical === true, steps: steps,
-    step: model.init ? 0 : whole(x.trained_steps, 1e6) ? x.trained_steps : steps };
+  const steps = whole(x.steps, 1e6) && x.steps > 0 ? x.steps : spec.steps_for[String(c.h * c.d_k)];
+  return Object.assign({ h: c.h, d_k: c.d_k, budget: false, seed: whole(seedOf, 999) ? seedOf : 0 },
+    knobsOfFile(spec.knobs, c, x.knobs), { steps: steps,
+      step: model.init ? 0 : whole(x.trained_steps, 1e6) ? x.trained_steps : steps });
 }
 
 // The spec (this file's header) from the manifest's training entry and
 // the tokenizer's max_len (the manifest's batch is [sequences, length];
-// TinyConfig's batch is the sequences; the warm-up's steps are the
-// warm-up knob's "on" value).
+// TinyConfig's batch is the sequences).
 export function specOf(train, maxLen) {
-  const knob = (train.knobs || []).find((k) => k.input === "warmup"); // its "on": the warm-up's steps
   return { params: train.params, limits: train.limits, n_layers: train.n_layers, vocab_size: train.vocab_size,
-    max_len: maxLen, warmup: train.warmup !== undefined ? train.warmup : knob && knob.on,
+    max_len: maxLen, knobs: train.knobs || [], steps_for: train.steps_for,
     batch: Array.isArray(train.batch) ? train.batch[0] : train.batch };
 }

@@ -47,8 +47,8 @@ function finalOf(e) {
   return f;
 }
 
-// The record of a run. settings: {h, d_k, seed, steps, layers, warmup,
-// identical}; step: the steps done; ruleLookup: the manifest's
+// The record of a run. settings: {h, d_k, seed, steps, and each knob by
+// its name (the manifest's train.knobs)}; step: the steps done; ruleLookup: the manifest's
 // train.baselines["previous word"].lookup; readouts: the panel's read-outs
 // (any order; one with a number that is not finite is left out, as the
 // page never draws it); ablations: [{step, off: [[layer, head]] from 1,
@@ -63,8 +63,7 @@ export function recordFromReadouts({ settings, step, ruleLookup, readouts, ablat
   });
   const last = evals[evals.length - 1];
   return {
-    settings: { h: settings.h, d_k: settings.d_k, seed: settings.seed, steps: settings.steps,
-      layers: settings.layers, warmup: settings.warmup, identical: settings.identical },
+    settings: Object.assign({}, settings),
     step: step,
     rule_lookup: ruleLookup,
     history: history,
