@@ -5,8 +5,9 @@
 import test from "node:test";
 import assert from "node:assert/strict";
 import { readFileSync } from "node:fs";
-import { grade, LabError } from "../../assets/site/explorer/lab/grade.js";
+import { grade, gradeModel, LabError, MODEL_FILE_LINE } from "../../assets/site/explorer/lab/grade.js";
 import { recordFromReadouts, offPairs } from "../../assets/site/explorer/lab/record.js";
+import { READOUTS } from "./knobs.mjs";
 
 const bank = JSON.parse(readFileSync(new URL("../../code/mhacourse/data/questions.json", import.meta.url)));
 const roles = (a, b) => [Array(2).fill(a), Array(2).fill(b)];
@@ -95,13 +96,29 @@ test("record.js builds the record from the panel's read-outs", () => {
   const e = (step, lookup, extra) => Object.assign({ step: step, accuracy: [0.5, 0.6, lookup], layers: 2, h: 2,
     roleNames: roles("previous", "induction") }, extra || {});
   const stats = Array.from({ length: 20 }, (_, k) => (k % 5 === 0 ? 0.9 : 0));
-  const circuits = { comp_q: [0.1, 0.05, 0.02, 0.03], comp_k: [0.3, 0.1, 0.1, 0.2], comp_v: [0.1, 0.1, 0.1, 0.1], comp_baseline: [0.12, 0.12, 0.13] };
+  // as the read-out worker sends them: each read-out's output, and the
+  // build's random baseline by column (readout-worker.js)
+  const circuits = { comp_q: [0.1, 0.05, 0.02, 0.03], comp_k: [0.3, 0.1, 0.1, 0.2], comp_v: [0.1, 0.1, 0.1, 0.1],
+    baseline: { d_model: 16, d_k: 8, comp_q: 0.12, comp_k: 0.12, comp_v: 0.13 } };
   const r = recordFromReadouts({ settings: { h: 2, d_k: 8, seed: 0, steps: 40, layers: 2, warmup: true, identical: false },
     step: 40, ruleLookup: 0.29, readouts: [e(40, 0.9, { stats: stats, circuits: circuits }), e(20, 0.3), e(20, 0.3), e(30, NaN)],
-    ablations: [{ step: 40, off: offPairs({ 0: true, 1: true, 3: false }, 2), accuracy: [0.1, 0.1, 0.04] }] });
+    ablations: [{ step: 40, off: offPairs({ 0: true, 1: true, 3: false }, 2), accuracy: [0.1, 0.1, 0.04] }], maps: READOUTS });
   assert.deepEqual(r.history.map((x) => x.step), [20, 40]);
   assert.deepEqual(r.final.composition, { q: 0.1, k: 0.3, v: 0.1 });
+  assert.deepEqual(r.final.baseline, { q: 0.12, k: 0.12, v: 0.13 });
   assert.deepEqual(r.ablations[0].off, [[1, 1], [1, 2]]);
   const g = byId(grade(bank, { phase_step: "before_200", layer1_off: "near_chance", composition: "k" }, r));
   assert.deepEqual([g.phase_step.status, g.layer1_off.status, g.composition.status], ["right", "right", "right"]);
+});
+
+test("a model read from a file is graded as a model: the run's history is not", () => {
+  const stats = Array.from({ length: 20 }, (_, k) => (k % 5 === 0 ? 0.9 : 0));
+  const circuits = { comp_q: [0.1, 0, 0, 0], comp_k: [0.3, 0, 0, 0], comp_v: [0.1, 0, 0, 0],
+    baseline: { d_model: 16, d_k: 8, comp_q: 0.12, comp_k: 0.12, comp_v: 0.13 } };
+  const r = recordFromReadouts({ settings: { h: 2, d_k: 8, seed: 0, steps: 800, layers: 2, warmup: true, identical: false },
+    step: 800, ruleLookup: 0.29, maps: READOUTS, readouts: [{ step: 800, accuracy: [0.9, 0.9, 0.9], layers: 2, h: 2,
+      roleNames: roles("previous", "induction"), stats: stats, circuits: circuits }] });
+  const g = byId(gradeModel(bank, { phase_step: "before_200", composition: "k", previous_layer: "layer 1" }, r));
+  assert.deepEqual([g.phase_step.status, g.phase_step.line], ["not_applicable", MODEL_FILE_LINE]);
+  assert.deepEqual([g.composition.status, g.previous_layer.status], ["right", "right"]);
 });

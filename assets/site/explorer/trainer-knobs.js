@@ -136,7 +136,8 @@ export class Switches {
 
   isOff(l, i, h) { return !!this.off[l * h + i]; }
 
-  names(h) {
-    return Object.keys(this.off).filter((k) => this.off[k]).map((k) => "L" + (Math.floor(k / h) + 1) + "H" + (k % h + 1));
+  // The heads switched off (off: these switches, a copy taken earlier), by name.
+  names(h, off = this.off) {
+    return Object.keys(off).filter((k) => off[k]).map((k) => "L" + (Math.floor(k / h) + 1) + "H" + (k % h + 1));
   }
 }

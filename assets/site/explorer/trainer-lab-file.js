@@ -87,6 +87,7 @@ export class LabFiles {
     P.state = "done";
     P.lock();
     this.opened = name; // lock() forgets it for any other state
+    this.lab.fileOpened();
     P.summary.textContent = "d_model = " + e.h + " × " + e.d_k + " = " + d + "; " + P.params.toLocaleString("en-US") +
       " parameters; read from " + name + " (" + layers + " layer" + (layers > 1 ? "s" : "") + ", " + step + " steps).";
     P.status.textContent = "Opened " + this.opened + ": its heads are drawn below and its roles read; switch heads off " +

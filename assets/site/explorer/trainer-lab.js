@@ -9,7 +9,7 @@
 // step: grading runs on read-outs the panel already has.
 import { MAN, STATIC } from "./data.js";
 import { el } from "./dom.js";
-import { grade } from "./lab/grade.js";
+import { grade, gradeModel } from "./lab/grade.js";
 import { decodeExperiment, encodeExperiment } from "./lab/link.js";
 import { offPairs, recordFromReadouts } from "./lab/record.js";
 import { compareRun } from "./lab/compare.js";
@@ -201,19 +201,30 @@ export class Lab {
     const P = this.P;
     this.gradesBox.textContent = "";
     if (!this.ready || !P.config || !P.evals.length || !Object.keys(this.predictions).length) { this.grades = []; return; }
-    const t = performance.now();
-    const record = recordFromReadouts({ settings: this.settings(), step: P.step || 0,
+    const t = performance.now(), file = this.files.opened; // a model read from a file: a model, not a run
+    const settings = Object.assign(this.settings(), file ? { steps: P.step || 0 } : {}); // its final state
+    const record = recordFromReadouts({ settings: settings, step: P.step || 0, maps: MAN.train.readouts,
       ruleLookup: MAN.train.baselines["previous word"].lookup, readouts: P.evals, ablations: this.ablations });
+    this.record = record; // what the grades were computed from
     try {
-      this.grades = grade(this.data.bank, this.predictions, record, MAN.train.knobs);
+      this.grades = (file ? gradeModel : grade)(this.data.bank, this.predictions, record, MAN.train.knobs);
     } catch (err) {
       this.grades = [];
       this.gradesBox.textContent = "The predictions could not be graded: " + err.message;
       return;
     }
     this.timings.grade = performance.now() - t;
-    this.gradesBox.appendChild(el("h5", { text: "Your predictions, graded by this run" }));
+    this.gradesBox.appendChild(el("h5", { text: file ? "Your predictions, graded on the model read from " + file +
+      ": a model, not a run, so only the questions about the finished model are graded" : "Your predictions, graded by this run" }));
     this.gradesBox.appendChild(gradeList(document, this.grades, new URL("../", STATIC).href));
+  }
+
+  // A model file was opened: the previous run's comparison, ablations and
+  // grades go; the file's model is graded as a model (regrade).
+  fileOpened() {
+    this.ablations = [];
+    this.compare.textContent = "";
+    this.refresh();
   }
 
   // After each read-out: the grades, the book's run, the line.
@@ -227,9 +238,10 @@ export class Lab {
     faintCurves(P, got.faint[0] || null);
   }
 
-  // An ablation's read-out (r) on the model at snap.step.
-  ablated(r, snap) {
-    this.ablations.push({ step: snap.step, off: offPairs(this.P.switches.off, snap.h), accuracy: r.accuracy.slice() });
+  // An ablation's read-out (r) on the model at snap.step, computed with
+  // the switches `off` (those of its request, not those when it arrives).
+  ablated(r, snap, off) {
+    this.ablations.push({ step: snap.step, off: offPairs(off, snap.h), accuracy: r.accuracy.slice() });
     this.remember();
     this.refresh();
   }

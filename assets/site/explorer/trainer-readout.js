@@ -142,12 +142,13 @@ export class Readouts {
     this.ablating = true;
     this.ablateAgain = false;
     const opts = this.opts({ mask: mask });
+    const off = Object.assign({}, P.switches.off); // the switches this read-out is computed with
     reader().read(snap.params, snap.h, snap.step, opts).then((r) => {
       if (!this.mine(r, key) || !P.switches.mask(snap.h)) { return; }
       r.roleNames = rolesOf(r.role, r.named, r.h, P.knobs.layers());
       this.ablated = r;
-      if (P.lab) { P.lab.ablated(r, snap); }
-      ablation(P, P.switches.names(snap.h));
+      if (P.lab) { P.lab.ablated(r, snap, off); }
+      ablation(P, P.switches.names(snap.h, off));
       titles(P);
     }).catch((err) => {
       if (!this.mine(opts, key)) { return; }

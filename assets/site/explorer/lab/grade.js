@@ -260,6 +260,21 @@ function gradeOne(q, prediction, r, c, chapter) {
       observed(q, answer, value, r.step) + "." + seed });
 }
 
+// The read-outs of a run's history (when lookup left its plateau), which
+// a model read from a file does not hold: it holds the finished weights.
+const OF_THE_RUN = ["phase_step", "leaves_plateau"];
+export const MODEL_FILE_LINE = "Not graded on a model file: it holds the finished model, not the run's history " +
+  "(train it here, or open its run's report, to grade this).";
+
+// Grade predictions against a model read from a file (its record's
+// history: its one read-out): a model, not a run. The questions about the
+// run's history are not graded and say so; the others are, on the model.
+export function gradeModel(bank, predictions, record, knobs) {
+  const ofRun = (id) => bank.questions.some((q) => q.id === id && OF_THE_RUN.indexOf(q.readout) >= 0);
+  return grade(bank, predictions, record, knobs).map((g) => (ofRun(g.id) && g.status !== "not_applicable" ?
+    Object.assign(g, { status: "not_applicable", answer: null, value: null, line: MODEL_FILE_LINE }) : g));
+}
+
 // Grade predictions ({question id: answer}) against a run's record: one
 // object per prediction, in the bank's order: {id, status ("right",
 // "wrong", "waiting", "not_applicable"), prediction, answer, value, line,

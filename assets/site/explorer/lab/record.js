@@ -2,8 +2,12 @@
 // header), made from what the trainer panel already holds: its settings,
 // its step, the read-outs the read-out worker returned (each
 // {step, accuracy: [overall, previous, lookup], stats: layers*h*5 numbers,
-// layers, h, roleNames, circuits: {comp_q, comp_k, comp_v, comp_baseline}})
-// and the ablations read on the model. Pure functions; no DOM, no globals.
+// layers, h, roleNames, circuits: {baseline: {column: number}, and each
+// read-out's output: numbers}}) and the ablations read on the model. The
+// composition is read from the manifest's map read-outs (train.readouts,
+// passed in as maps): each a map of its output, against the baseline
+// column it names, as the panel draws it. Pure functions; no DOM, no
+// globals.
 
 const KINDS = ["q", "k", "v"];
 const STATS = 5;
@@ -33,17 +37,23 @@ function statsTable(stats, layers, h) {
   return out;
 }
 
-function finalOf(e) {
+// The map read-out of each kind of composition (q, k, v: the grader's
+// kinds): the one whose output ends in _q, _k or _v.
+function mapOf(maps, kind) {
+  return (maps || []).find((R) => R.draw === "map" && R.baseline && R.output.split("_").pop() === kind) || null;
+}
+
+function finalOf(e, maps) {
   if (!e || !finite(e.stats) || e.stats.length !== e.layers * e.h * STATS) { return null; }
   const f = { step: e.step, stats: statsTable(e.stats, e.layers, e.h), composition: null, baseline: null };
-  const c = e.circuits;
-  if (c && finite(c.comp_baseline) && c.comp_baseline.length === 3) {
-    const comp = KINDS.map((k) => largest(c["comp_" + k]));
-    if (comp.every((v) => v !== null)) {
-      f.composition = { q: comp[0], k: comp[1], v: comp[2] };
-      f.baseline = { q: c.comp_baseline[0], k: c.comp_baseline[1], v: c.comp_baseline[2] };
-    }
+  const c = e.circuits, comp = {}, base = {};
+  if (c && c.baseline) { // (a one-layer run's is never asked: its question requires two layers)
+    KINDS.forEach((kind) => {
+      const R = mapOf(maps, kind), v = R ? largest(c[R.output]) : null, b = R ? c.baseline[R.baseline] : NaN;
+      if (v !== null && Number.isFinite(b)) { comp[kind] = v; base[kind] = b; }
+    });
   }
+  if (KINDS.every((k) => k in comp)) { f.composition = comp; f.baseline = base; }
   return f;
 }
 
@@ -52,8 +62,9 @@ function finalOf(e) {
 // train.baselines["previous word"].lookup; readouts: the panel's read-outs
 // (any order; one with a number that is not finite is left out, as the
 // page never draws it); ablations: [{step, off: [[layer, head]] from 1,
-// accuracy: [overall, previous, lookup]}].
-export function recordFromReadouts({ settings, step, ruleLookup, readouts, ablations }) {
+// accuracy: [overall, previous, lookup]}]; maps: the manifest's
+// train.readouts.
+export function recordFromReadouts({ settings, step, ruleLookup, readouts, ablations, maps }) {
   const evals = (readouts || []).filter((e) => e && Number.isInteger(e.step) && finite(e.accuracy) &&
     e.accuracy.length === 3 && Array.isArray(e.roleNames)).slice().sort((a, b) => a.step - b.step);
   const history = [];
@@ -67,7 +78,7 @@ export function recordFromReadouts({ settings, step, ruleLookup, readouts, ablat
     step: step,
     rule_lookup: ruleLookup,
     history: history,
-    final: last && last.step === step ? finalOf(last) : null,
+    final: last && last.step === step ? finalOf(last, maps) : null,
     ablations: (ablations || []).filter((a) => a && finite(a.accuracy) && a.accuracy.length === 3)
       .map((a) => ({ step: a.step, off: a.off, lookup: a.accuracy[2] })),
   };
