@@ -14,6 +14,11 @@ _vendor/ into the site's _static/, so the site needs no CDN:
                      explorer page loads to run the course's exported models
 - _static/tokenizers/ @huggingface/tokenizers, which reads the models' own
                      tokenizer.json in the explorer page
+- _static/noble-hashes/ @noble/hashes' SHA-256 (sha2.js and the three
+                     modules it imports): the lab's and the class page's
+                     checksums where the browser has no crypto.subtle (a page
+                     over plain http from an address that is not this
+                     machine's, as on a school's network)
 """
 from __future__ import annotations
 
@@ -41,6 +46,11 @@ FILES = [
     ("onnxruntime-web/dist/ort-wasm-simd-threaded.wasm", "ort/ort-wasm-simd-threaded.wasm"),
     ("@huggingface/tokenizers/dist/tokenizers.min.mjs", "tokenizers/tokenizers.min.mjs"),
     ("@huggingface/tokenizers/LICENSE", "tokenizers/LICENSE"),
+    ("@noble/hashes/sha2.js", "noble-hashes/sha2.js"),
+    ("@noble/hashes/_md.js", "noble-hashes/_md.js"),
+    ("@noble/hashes/_u64.js", "noble-hashes/_u64.js"),
+    ("@noble/hashes/utils.js", "noble-hashes/utils.js"),
+    ("@noble/hashes/LICENSE", "noble-hashes/LICENSE"),
 ]
 # fonts that embed-amd.js loads relative to itself
 WIDGET_FONT_SUFFIXES = (".woff2", ".woff", ".ttf", ".eot", ".svg")

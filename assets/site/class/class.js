@@ -60,7 +60,7 @@ export async function mountClass(root, opts = {}) {
     status.textContent = "The class page's data did not load (" + e.message + "); rebuild the site with `make book`.";
     return null;
   }
-  try { build = await buildId(man); } catch (e) { // no crypto.subtle: a plain-http page that is not localhost
+  try { build = await buildId(man); } catch (e) { // no SHA-256: no crypto.subtle, and the build lacks its fallback
     status.textContent = "The class page cannot check reports here: " + e.message + ".";
     return null;
   }

@@ -4,7 +4,11 @@
 // checks one with verifyChecksum and reads its phase change with phaseStep.
 // The format is report.schema.json, beside this file; REPORT_VERSION is its
 // version. Every hash is SHA-256 from the browser's crypto.subtle (Node's
-// global crypto too: the tests' generator imports this file).
+// global crypto too: the tests' generator imports this file); where the
+// browser has none (a page over plain http from an address that is not this
+// machine's: a laptop serving a school's network), from @noble/hashes,
+// which the build copies to _static/noble-hashes/ (scripts/vendor_js.py)
+// and which is loaded only then.
 
 import { knobSettings } from "../explorer/lab/knobs.js";
 
@@ -42,18 +46,24 @@ function hex(buffer) {
   return Array.from(new Uint8Array(buffer), (b) => b.toString(16).padStart(2, "0")).join("");
 }
 
-function subtle() {
-  const c = globalThis.crypto;
-  if (!c || !c.subtle) {
-    throw new Error("this browser has no crypto.subtle (it needs a secure page: https, or http on localhost)");
-  }
-  return c.subtle;
-}
+const NOBLE = "../noble-hashes/sha2.js"; // relative to this file in the built site's _static/
+let noble = null; // the library, loaded once, where crypto.subtle is missing
+
+// Which SHA-256 this page uses: "crypto.subtle" or "@noble/hashes".
+export function hashSource() { return globalThis.crypto && globalThis.crypto.subtle ? "crypto.subtle" : "@noble/hashes"; }
 
 // SHA-256 of text (UTF-8) or bytes, as 64 hex digits.
 export async function sha256Hex(data) {
   const bytes = typeof data === "string" ? new TextEncoder().encode(data) : data;
-  return hex(await subtle().digest("SHA-256", bytes));
+  const c = globalThis.crypto;
+  if (c && c.subtle) { return hex(await c.subtle.digest("SHA-256", bytes)); }
+  try {
+    noble = noble || await import(new URL(NOBLE, import.meta.url).href);
+  } catch (e) {
+    throw new Error("this page has no crypto.subtle (plain http from another machine) and could not load its own " +
+      "SHA-256 (" + NOBLE + "): rebuild the site with `make book`, or serve it over https");
+  }
+  return hex(noble.sha256(bytes));
 }
 
 // The model's checksum: SHA-256 of its float32 weights, tensor after tensor
