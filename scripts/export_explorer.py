@@ -44,6 +44,7 @@ import torch
 import mhacourse
 from mhacourse import book_runs, catalogue, web_export
 from mhacourse.checks import predictions
+from mhacourse.real_lm import web
 
 ROOT = Path(__file__).resolve().parents[1]
 OUT = ROOT / "_generated" / "explorer-data"
@@ -139,6 +140,7 @@ def main(argv: list[str]) -> int:
         print(f"explorer data: copied from the cache ({cache_dir() / key}; the package, "
               f"the models and the libraries are as when it was exported), "
               f"{time.perf_counter() - t:.1f} s")
+        smollm2(out)
         return 0
     manifest = web_export.build(out, workers=args.workers)
     # the phase change's rule, from the question bank (its one source): the
@@ -167,7 +169,19 @@ def main(argv: list[str]) -> int:
           f"({args.workers} workers; load average {load:.1f} -> {os.getloadavg()[0]:.1f})")
     if key:
         to_cache(key, out)
+    smollm2(out)
     return 0
+
+
+def smollm2(out: Path) -> None:
+    """SmolLM2's graph, tokenizer and example views in ``out/smollm2``
+    (:mod:`mhacourse.real_lm.web`), with a cache of their own, keyed by the
+    model file and the package files it runs: the explorer's cache above is
+    remade whenever any package file changes, this one only when SmolLM2's
+    forward pass does."""
+    t = time.perf_counter()
+    web.build(out / "smollm2")
+    print(f"SmolLM2 for the page: {time.perf_counter() - t:.1f} s")
 
 
 if __name__ == "__main__":

@@ -10,4 +10,6 @@
 export const MAN = globalThis.mhaExplorerManifest || null;
 export const PRE = globalThis.mhaExplorerPrecomputed || null;
 export const CMAP = globalThis.mhaExplorerColormap || null; // 256 x [r, g, b]
+// SmolLM2's manifest and example views (explorer-data/smollm2/precomputed.js)
+export const SMOL = globalThis.mhaSmolLM2 || null;
 export const STATIC = new URL("../", import.meta.url).href;

@@ -3,7 +3,7 @@
 // and the trainers of page.js never start. This script, on such a page
 // only, says why, and draws what needs no engine: the pictures the package
 // computed when the site was built (precomputed.js), for each example
-// sentence and layer of the default tiny model.
+// sentence and layer of the default tiny model, and SmolLM2's example views.
 (function () {
   "use strict";
   if (location.protocol !== "file:") { return; }
@@ -78,9 +78,56 @@
     root.appendChild(box);
   }
 
+  // SmolLM2's view (#mha-smollm2): its example sentences, precomputed (uint8 weights).
+  function smollm2(root) {
+    var SM = window.mhaSmolLM2;
+    root.textContent = "";
+    root.classList.add("mha-fallback");
+    root.appendChild(el("p", { class: "mha-status", role: "status" }, "Live SmolLM2 off: " + WHY +
+      " Below: its example sentences, computed by the package when the site was built."));
+    if (!SM || !CMAP) { root.appendChild(el("p", {}, "The precomputed SmolLM2 views did not load either; rebuild the site with `make book`.")); return; }
+    var M = SM.manifest, pick = el("select", { id: "mha-smol-fallback-view", "aria-label": "Example" });
+    SM.views.forEach(function (v, i) { pick.appendChild(el("option", { value: String(i) }, v.sentence + (v.repeat ? " (repeated)" : ""))); });
+    var layer = el("select", { id: "mha-smol-fallback-layer", "aria-label": "Layer" });
+    for (var l = 1; l <= M.layers; l++) { layer.appendChild(el("option", { value: String(l) }, "Layer " + l)); }
+    layer.value = String(M.show_layer);
+    var header = el("p", { class: "mha-header" }), grid = el("div", { class: "mha-grid" });
+    root.appendChild(el("div", { class: "mha-controls" }));
+    root.lastChild.appendChild(pick);
+    root.lastChild.appendChild(layer);
+    root.appendChild(header);
+    root.appendChild(grid);
+    function draw() {
+      var v = SM.views[pick.value], L = v.tokens.length, ly = Number(layer.value), bin = atob(v.attn[ly - 1]);
+      var loss = v.loss.reduce(function (a, b) { return a + b; }, 0) / v.loss.length;
+      header.textContent = "SmolLM2-135M, layer " + ly + " (precomputed at build time); mean next-token loss " + loss.toFixed(2) + " nats.";
+      grid.textContent = "";
+      for (var h = 0; h < M.h; h++) {
+        var c = el("canvas", { class: "mha-thumb", width: String(L), height: String(L), role: "img",
+          "aria-label": "Layer " + ly + ", head " + (h + 1) + "." });
+        c.style.width = "160px"; c.style.height = "160px"; c.style.imageRendering = "pixelated";
+        var g = c.getContext("2d"), img = g.createImageData(L, L);
+        for (var i = 0; i < L * L; i++) {
+          var rgb = CMAP[bin.charCodeAt(h * L * L + i)];
+          img.data[4 * i] = rgb[0]; img.data[4 * i + 1] = rgb[1]; img.data[4 * i + 2] = rgb[2]; img.data[4 * i + 3] = 255;
+        }
+        g.putImageData(img, 0, 0);
+        var fig = el("figure", { class: "mha-thumb-fig" });
+        fig.appendChild(el("span", { class: "mha-thumb-title" }, "Head " + (h + 1)));
+        fig.appendChild(c);
+        grid.appendChild(fig);
+      }
+    }
+    pick.addEventListener("change", draw);
+    layer.addEventListener("change", draw);
+    draw();
+  }
+
   function boot() {
     var root = document.getElementById("mha-explorer");
     if (root) { explorer(root); }
+    var smol = document.getElementById("mha-smollm2");
+    if (smol) { smollm2(smol); }
     document.querySelectorAll(".mha-trainer").forEach(trainer);
   }
   if (document.readyState === "loading") { document.addEventListener("DOMContentLoaded", boot); } else { boot(); }

@@ -1,14 +1,17 @@
 // The page's one entry point (a module): it mounts the attention explorer
 // (#mha-explorer) and every trainer (.mha-trainer) on the page, and offers
-// them as window.mha = {engine, explorer, trainer}, the one global the
+// them, with SmolLM2's view (#mha-smollm2), as window.mha = {engine,
+// explorer, trainer, smol, smollm2}, the one global the
 // page's code defines (the browser tests and the benchmarks drive the page
 // through it). A page opened from disk never runs it: browsers refuse
 // modules on file:// pages, and fallback.js says so there.
 import { engine } from "./engine.js";
 import { mountExplorer } from "./explorer.js";
+import { mountSmolLM2 } from "./smollm2.js";
+import { smol } from "./smollm2-engine.js";
 import { mountTrainers } from "./trainer.js";
 
-const mha = { engine: engine, explorer: null, trainer: null };
+const mha = { engine: engine, explorer: null, trainer: null, smol: smol, smollm2: null };
 const root = document.getElementById("mha-explorer");
 if (root) { mha.explorer = mountExplorer(root, () => (mha.trainer ? mha.trainer.panels : [])); }
 // a trainer's model changed: the explorer's "Yours" follows it
@@ -18,4 +21,6 @@ mha.trainer = mountTrainers(() => {
   X.syncControls();
   if (X.state.source === "yours") { X.update("trainer"); }
 });
+const smolRoot = document.getElementById("mha-smollm2");
+if (smolRoot) { mha.smollm2 = mountSmolLM2(smolRoot); }
 window.mha = mha;
