@@ -97,9 +97,11 @@ def main() -> int:
         runs, cpu_runs = [], []
         page.fill("#mha-smol-off", "")
         for k in range(5):
-            text = sentence(64, k)
-            n = page.evaluate("async (t) => (await mha.smol.tokenize(t)).ids.length", text)
-            assert n <= 64, n
+            for words in range(64, 30, -1):  # the longest that fits the graph's 64 tokens
+                text = sentence(words, k)
+                n = page.evaluate("async (t) => (await mha.smol.tokenize(t)).ids.length", text)
+                if n <= 64:
+                    break
             count = page.evaluate("mha.smollm2.timings.length")
             c = {p: cpu_s(p) for p in pids}
             page.fill("#mha-smol-text", text)
