@@ -85,10 +85,10 @@ def main() -> int:
         before = {p: proc_kib(p, "VmRSS") for p in pids}
         cpu0 = {p: cpu_s(p) for p in pids}
         t = time.perf_counter()
-        page.click("#mha-smollm2 .mha-load")
+        page.click("#mha-smollm2 .mha-smol-load")
         page.wait_for_function("mha.smollm2.state !== 'precomputed'", timeout=600_000)
         state = page.evaluate("mha.smollm2.state")
-        assert state == "ready", page.inner_text("#mha-smollm2 .mha-status")
+        assert state == "ready", page.inner_text("#mha-smollm2 .mha-smol-status")
         out["load_wall_s"] = round(time.perf_counter() - t, 1)
         out["first_use_ms"] = round(page.evaluate("mha.smollm2.readyMs"))
         out["bytes_downloaded"] = page.evaluate("""() => performance.getEntriesByType('resource')

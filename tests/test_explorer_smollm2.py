@@ -76,7 +76,7 @@ def settle(p, before: int) -> str:
     """Wait for the view's next update; return its message line."""
     p.wait_for_function(f"mha.smollm2.timings.length + mha.smollm2.lines.length > {before}",
                         timeout=60_000)
-    return p.inner_text("#mha-smollm2 .mha-message")
+    return p.inner_text("#mha-smollm2 .mha-smol-message")
 
 
 def count(p) -> int:
@@ -99,16 +99,16 @@ def test_nothing_is_downloaded_before_the_reader_asks_and_the_size_is_stated(pag
     p, requests, _ = page
     assert not [u for u in requests if "smollm2.onnx" in u or "smollm2/tokenizer" in u]
     mb = (SMOL / "smollm2.onnx").stat().st_size / 1e6
-    assert f"({mb:.1f} MB download" in p.inner_text("#mha-smollm2 .mha-load")
+    assert f"({mb:.1f} MB download" in p.inner_text("#mha-smollm2 .mha-smol-load")
     assert p.evaluate("mha.smollm2.view.live") is False  # the precomputed example
-    assert p.locator("#mha-smollm2 .mha-grid canvas").count() == 9
+    assert p.locator("#mha-smollm2 .mha-smol-grid canvas").count() == 9
 
 
 def test_the_page_gives_the_packages_weights_and_losses(page, lm):
     p, requests, _ = page
-    p.click("#mha-smollm2 .mha-load")
+    p.click("#mha-smollm2 .mha-smol-load")
     p.wait_for_function("mha.smollm2.state !== 'precomputed'", timeout=300_000)
-    assert p.evaluate("mha.smollm2.state") == "ready", p.inner_text("#mha-smollm2 .mha-status")
+    assert p.evaluate("mha.smollm2.state") == "ready", p.inner_text("#mha-smollm2 .mha-smol-status")
     assert sum("smollm2.onnx" in u for u in requests) == 1
     worst_a = worst_l = 0.0
     for text in SENTENCES:
@@ -146,7 +146,7 @@ def test_switching_heads_off_changes_the_loss_as_in_the_package(page, lm):
     before = count(p)
     p.click("#mha-smollm2 button:has-text('strongest induction heads')")
     assert settle(p, before) == ""
-    line = p.inner_text("#mha-smollm2 .mha-readout")
+    line = p.inner_text("#mha-smollm2 .mha-smol-readout")
     assert "second copy" in line and "every head on" in line and heads[0] in line, line
 
 
@@ -163,11 +163,11 @@ def test_bad_input_gets_one_line_and_no_stale_pictures(page, label, text, repeat
     assert p.evaluate("mha.smollm2.state") == "ready"
     line = show(p, text, repeat, off)
     assert expect in line and "\n" not in line.strip(), (label, line)
-    assert p.locator("#mha-smollm2 .mha-pictures").is_hidden()
+    assert p.locator("#mha-smollm2 .mha-smol-pictures").is_hidden()
     assert p.evaluate("mha.smollm2.view") is None
     # the next good sentence brings the pictures back
     assert show(p, "The dog ran home.") == ""
-    assert p.locator("#mha-smollm2 .mha-pictures").is_visible()
+    assert p.locator("#mha-smollm2 .mha-smol-pictures").is_visible()
 
 
 def other_page(page, base: str, reached: list[str]):
@@ -188,10 +188,10 @@ def test_too_little_memory_gets_one_line_and_the_examples(page):
         p.add_init_script("Object.defineProperty(navigator, 'deviceMemory', {get: () => 0.5})")
         p.goto(f"{base}/{PAGE}")
         p.wait_for_function("window.mha && mha.smollm2 && mha.smollm2.view", timeout=30_000)
-        status = p.inner_text("#mha-smollm2 .mha-status")
+        status = p.inner_text("#mha-smollm2 .mha-smol-status")
         assert status.startswith("Live SmolLM2 is off: this device reports 0.5 GB"), status
-        assert p.locator("#mha-smollm2 .mha-load").is_hidden()
-        assert p.locator("#mha-smollm2 .mha-grid canvas").count() == 9
+        assert p.locator("#mha-smollm2 .mha-smol-load").is_hidden()
+        assert p.locator("#mha-smollm2 .mha-smol-grid canvas").count() == 9
         assert blocked == []
     finally:
         context.close()
@@ -202,12 +202,12 @@ def test_a_page_opened_from_disk_shows_the_examples_and_says_why(page):
     context, p = other_page(page[0], "file:", reached)
     try:
         p.goto((SITE / PAGE).as_uri())
-        p.wait_for_selector("#mha-smollm2.mha-fallback canvas", timeout=30_000)
-        status = p.inner_text("#mha-smollm2 .mha-status")
+        p.wait_for_selector("#mha-smollm2.mha-smol-fallback canvas", timeout=30_000)
+        status = p.inner_text("#mha-smollm2 .mha-smol-status")
         assert "Live SmolLM2 off" in status and "file://" in status, status
         assert p.locator("#mha-smollm2 canvas").count() == 9
         p.select_option("#mha-smol-fallback-view", "1")
-        assert "SmolLM2-135M, layer" in p.inner_text("#mha-smollm2 .mha-header")
+        assert "SmolLM2-135M, layer" in p.inner_text("#mha-smollm2 .mha-smol-header")
         assert reached == []
     finally:
         context.close()

@@ -82,8 +82,8 @@
   function smollm2(root) {
     var SM = window.mhaSmolLM2;
     root.textContent = "";
-    root.classList.add("mha-fallback");
-    root.appendChild(el("p", { class: "mha-status", role: "status" }, "Live SmolLM2 off: " + WHY +
+    root.classList.add("mha-smol-fallback");
+    root.appendChild(el("p", { class: "mha-smol-status", role: "status" }, "Live SmolLM2 off: " + WHY +
       " Below: its example sentences, computed by the package when the site was built."));
     if (!SM || !CMAP) { root.appendChild(el("p", {}, "The precomputed SmolLM2 views did not load either; rebuild the site with `make book`.")); return; }
     var M = SM.manifest, pick = el("select", { id: "mha-smol-fallback-view", "aria-label": "Example" });
@@ -91,8 +91,8 @@
     var layer = el("select", { id: "mha-smol-fallback-layer", "aria-label": "Layer" });
     for (var l = 1; l <= M.layers; l++) { layer.appendChild(el("option", { value: String(l) }, "Layer " + l)); }
     layer.value = String(M.show_layer);
-    var header = el("p", { class: "mha-header" }), grid = el("div", { class: "mha-grid" });
-    root.appendChild(el("div", { class: "mha-controls" }));
+    var header = el("p", { class: "mha-smol-header" }), grid = el("div", { class: "mha-smol-grid" });
+    root.appendChild(el("div", { class: "mha-smol-controls" }));
     root.lastChild.appendChild(pick);
     root.lastChild.appendChild(layer);
     root.appendChild(header);
@@ -103,7 +103,7 @@
       header.textContent = "SmolLM2-135M, layer " + ly + " (precomputed at build time); mean next-token loss " + loss.toFixed(2) + " nats.";
       grid.textContent = "";
       for (var h = 0; h < M.h; h++) {
-        var c = el("canvas", { class: "mha-thumb", width: String(L), height: String(L), role: "img",
+        var c = el("canvas", { class: "mha-smol-thumb", width: String(L), height: String(L), role: "img",
           "aria-label": "Layer " + ly + ", head " + (h + 1) + "." });
         c.style.width = "160px"; c.style.height = "160px"; c.style.imageRendering = "pixelated";
         var g = c.getContext("2d"), img = g.createImageData(L, L);
@@ -112,8 +112,8 @@
           img.data[4 * i] = rgb[0]; img.data[4 * i + 1] = rgb[1]; img.data[4 * i + 2] = rgb[2]; img.data[4 * i + 3] = 255;
         }
         g.putImageData(img, 0, 0);
-        var fig = el("figure", { class: "mha-thumb-fig" });
-        fig.appendChild(el("span", { class: "mha-thumb-title" }, "Head " + (h + 1)));
+        var fig = el("figure", { class: "mha-smol-thumb-fig" });
+        fig.appendChild(el("span", { class: "mha-smol-thumb-title" }, "Head " + (h + 1)));
         fig.appendChild(c);
         grid.appendChild(fig);
       }

@@ -30,12 +30,12 @@ export function drawHeads(grid, v, layer, cmap, toggle) {
   grid.textContent = "";
   grid.style.gridTemplateColumns = "repeat(3, " + size + "px)";
   for (var i = 0; i < h; i++) {
-    var c = el("canvas", { class: "mha-thumb", role: "img",
+    var c = el("canvas", { class: "mha-smol-thumb", role: "img",
       "aria-label": "Layer " + layer + ", head " + (i + 1) + ": attention over " + L + " tokens; rows are queries, columns keys." });
-    var title = el("span", { class: "mha-thumb-title" });
+    var title = el("span", { class: "mha-smol-thumb-title" });
     var box = toggle ? toggle(i) : null;
     title.appendChild(box || document.createTextNode("Head " + (i + 1)));
-    grid.appendChild(el("figure", { class: "mha-thumb-fig" }, [title, c]));
+    grid.appendChild(el("figure", { class: "mha-smol-thumb-fig" }, [title, c]));
     heat(c, data, i * L * L, L, size, cmap);
   }
 }

@@ -34,9 +34,9 @@ export function mountSmolLM2(root) {
   var api = { state: "precomputed", view: null, timings: [], lines: [] };
   var S = { text: SMOL.views[0].sentence, repeat: SMOL.views[0].repeat, layer: M.show_layer, off: {} };
 
-  var status = el("p", { class: "mha-status", role: "status" });
-  var message = el("p", { class: "mha-message", role: "alert" });
-  var load = el("button", { type: "button", class: "mha-load",
+  var status = el("p", { class: "mha-smol-status", role: "status" });
+  var message = el("p", { class: "mha-smol-message", role: "alert" });
+  var load = el("button", { type: "button", class: "mha-smol-load",
     text: "Load SmolLM2-135M (" + (M.bytes / 1e6).toFixed(1) + " MB download, once)" });
   var bar = el("progress", { max: "1", value: "0", hidden: "", "aria-label": "SmolLM2 download" });
   var text = el("textarea", { id: "mha-smol-text", rows: "1", spellcheck: "false" });
@@ -50,27 +50,27 @@ export function mountSmolLM2(root) {
   var layer = el("select", { id: "mha-smol-layer", "aria-label": "Layer" });
   for (var l = 1; l <= M.layers; l++) { layer.appendChild(el("option", { value: String(l), text: "Layer " + l })); }
   layer.value = String(S.layer);
-  var examples = el("div", { class: "mha-example-list" });
+  var examples = el("div", { class: "mha-smol-example-list" });
   SMOL.views.forEach(function (v) {
-    var b = el("button", { type: "button", class: "mha-example",
+    var b = el("button", { type: "button", class: "mha-smol-example",
       text: v.sentence.split(" ").slice(0, 3).join(" ") + "…" + (v.repeat ? " ×2" : ""), title: v.sentence });
     b.addEventListener("click", function () { text.value = v.sentence; repeat.checked = v.repeat; S.off = {}; update("example"); });
     examples.appendChild(b);
   });
-  var lossLine = el("p", { class: "mha-readout", "aria-live": "polite" });
+  var lossLine = el("p", { class: "mha-smol-readout", "aria-live": "polite" });
   var chart = el("canvas", { class: "mha-smol-loss", role: "img" });
-  var header = el("p", { class: "mha-header" });
-  var grid = el("div", { class: "mha-grid" });
-  var pictures = el("div", { class: "mha-pictures" }, [header, lossLine, chart, grid]);
+  var header = el("p", { class: "mha-smol-header" });
+  var grid = el("div", { class: "mha-smol-grid" });
+  var pictures = el("div", { class: "mha-smol-pictures" }, [header, lossLine, chart, grid]);
   root.textContent = "";
-  root.appendChild(el("div", { class: "mha-controls" }, [
-    el("div", { class: "mha-buttons" }, [load, bar]),
-    el("label", { for: "mha-smol-text", class: "mha-text-label", text: "Sentence" }), text,
-    el("div", { class: "mha-examples" }, [el("span", { text: "Examples" }), examples]),
-    el("span", { class: "mha-option" }, [repeat, el("label", { for: "mha-smol-repeat", text: "Repeat it (the sentence's tokens twice)" })]),
+  root.appendChild(el("div", { class: "mha-smol-controls" }, [
+    el("div", { class: "mha-smol-buttons" }, [load, bar]),
+    el("label", { for: "mha-smol-text", class: "mha-smol-text-label", text: "Sentence" }), text,
+    el("div", { class: "mha-smol-examples" }, [el("span", { text: "Examples" }), examples]),
+    el("span", { class: "mha-smol-option" }, [repeat, el("label", { for: "mha-smol-repeat", text: "Repeat it (the sentence's tokens twice)" })]),
     el("label", { for: "mha-smol-layer", text: "Layer" }), layer,
     el("label", { for: "mha-smol-off", text: "Heads off (layer.head)" }), offText,
-    el("div", { class: "mha-buttons" }, [topOff, reset]),
+    el("div", { class: "mha-smol-buttons" }, [topOff, reset]),
   ]));
   [status, message, pictures].forEach(function (e) { root.appendChild(e); });
 
@@ -109,7 +109,7 @@ export function mountSmolLM2(root) {
     var box = el("input", { type: "checkbox", id: id });
     box.checked = !S.off[k];
     box.addEventListener("change", function () { S.off[k] = !box.checked; offText.value = offList().join(", "); update("ablate"); });
-    return el("span", { class: "mha-toggle" }, [box, el("label", { for: id, text: "Head " + (i + 1) })]);
+    return el("span", { class: "mha-smol-toggle" }, [box, el("label", { for: id, text: "Head " + (i + 1) })]);
   }
 
   function precomputed() {
