@@ -17,6 +17,10 @@ LONGEST_FIRST = (
     "code/tests/test_web_train.py",    # 249 s: the exported step against PyTorch
     "tests/test_slides.py",            # 234 s: every deck opened, every slide reached
     "tests/test_lab_live.py",          # 117 s: links, files and grades in the page
+    "tests/test_csp.py",               # every page under its policy (88 s one test)
+    "code/tests/test_real_lm.py",      # SmolLM2 against transformers' Llama
+    "tests/test_explorer_smollm2.py",  # the page's SmolLM2 against the package
+    "tests/test_untrusted_live.py",    # hostile reports and Reset, in the page
     "tests/test_manifest.py",          # 70 s
     "tests/test_handouts.py",          # 54 s
     "tests/test_explorer_live.py",     # 46 s
