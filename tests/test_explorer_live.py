@@ -5,12 +5,10 @@ models' tokenizer.json) gives the package's own numbers, and the page answers
 every input with pictures or one line."""
 from __future__ import annotations
 
-import base64
-
 import numpy as np
 import pytest
 import torch
-from live_fixture import live_page  # noqa: F401 (the shared fixture)
+from live_fixture import B64, floats, live_page  # noqa: F401 (the shared fixture)
 
 from mhacourse import bert, explorer, tasks, web_export
 from mhacourse import tiny_model as tm
@@ -52,16 +50,6 @@ def page(live_page):  # noqa: F811 (the fixture imported above)
     return p, live_page.blocked, live_page.base
 
 
-# Float32Arrays cross from the page as base64 of their bytes (a 512-token
-# MiniLM run is 19 million weights: far too slow as JSON numbers).
-B64 = """const b64 = (a) => { const u = new Uint8Array(a.buffer, a.byteOffset, a.byteLength);
-    let s = ""; for (let i = 0; i < u.length; i += 32768) {
-      s += String.fromCharCode.apply(null, u.subarray(i, i + 32768)); }
-    return btoa(s); };"""
-
-
-def floats(b64: str) -> np.ndarray:
-    return np.frombuffer(base64.b64decode(b64), dtype="<f4")
 
 
 def run_tiny(p, name: str, text: str) -> dict:

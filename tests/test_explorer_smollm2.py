@@ -16,11 +16,10 @@ for WebAssembly's kernels and are far below what a wrong head, position or
 block would give (weights move by 1e-2 and more, losses by 1e-1)."""
 from __future__ import annotations
 
-import base64
-
 import numpy as np
 import pytest
 import torch
+from live_fixture import B64, floats
 
 from mhacourse import real_lm
 from mhacourse.real_lm import induction
@@ -34,14 +33,6 @@ SENTENCES = [
     "Naïve café, déjà vu — 日本語 and emoji 😀.",
     "it it it the the the",
 ]
-B64 = """const b64 = (a) => { const u = new Uint8Array(a.buffer, a.byteOffset, a.byteLength);
-    let s = ""; for (let i = 0; i < u.length; i += 32768) {
-      s += String.fromCharCode.apply(null, u.subarray(i, i + 32768)); }
-    return btoa(s); };"""
-
-
-def floats(b64: str) -> np.ndarray:
-    return np.frombuffer(base64.b64decode(b64), dtype="<f4")
 
 
 @pytest.fixture(scope="module")
