@@ -75,10 +75,10 @@ def _check_real(where: str, v) -> float:
     return float(v)
 
 
-def _check_share(where: str, v) -> float:
+def _check_share(where: str, v, what: str = "an accuracy") -> float:
     v = _check_real(where, v)
     if not 0 <= v <= 1:
-        raise InputError(f"{where} must be an accuracy from 0 to 1; got {v}.")
+        raise InputError(f"{where} must be {what} from 0 to 1; got {v}.")
     return v
 
 
@@ -127,7 +127,11 @@ def check_record(record) -> dict:
     for k in ("warmup", "identical"):
         settings[k] = check_bool(f"settings[{k!r}]", s[k])
     h, layers = settings["h"], settings["layers"]
-    out = {"settings": settings, "step": _check_whole("record['step']", r["step"]),
+    step_done = _check_whole("record['step']", r["step"])
+    if step_done > settings["steps"]:
+        raise InputError(f"record['step'] is {step_done}, past the run's "
+                         f"{settings['steps']} steps (settings['steps']).")
+    out = {"settings": settings, "step": step_done,
            "rule_lookup": _check_share("record['rule_lookup']", r["rule_lookup"]),
            "history": [], "final": None, "ablations": []}
     last = -1
@@ -156,7 +160,10 @@ def check_record(record) -> dict:
         for key in ("composition", "baseline"):
             if f.get(key) is not None:
                 d = _check_dict(f"final[{key!r}]", f[key], KINDS)
-                out["final"][key] = {k: _check_real(f"final[{key!r}][{k!r}]", d[k]) for k in KINDS}
+                # a composition score is a ratio of norms, from 0 to 1
+                out["final"][key] = {k: _check_share(f"final[{key!r}][{k!r}]", d[k],
+                                                     "a composition score")
+                                     for k in KINDS}
     for i, a in enumerate(_check_list("record['ablations']", r.get("ablations", []))):
         a = _check_dict(f"ablations[{i}]", a, ("step", "off", "lookup"))
         off = []
@@ -164,8 +171,13 @@ def check_record(record) -> dict:
             if not isinstance(pair, (list, tuple)) or len(pair) != 2:
                 raise InputError(f"ablations[{i}]['off'] must list [layer, head] pairs "
                                  f"(from 1); got {describe(pair)}.")
-            off.append([_check_whole(f"ablations[{i}]['off'] layer", pair[0], 1),
-                        _check_whole(f"ablations[{i}]['off'] head", pair[1], 1)])
+            layer = _check_whole(f"ablations[{i}]['off'] layer", pair[0], 1)
+            head = _check_whole(f"ablations[{i}]['off'] head", pair[1], 1)
+            if layer > layers or head > h:
+                raise InputError(f"ablations[{i}]['off'] switches off layer {layer} head "
+                                 f"{head}; the run has {layers} layer(s) of {h} heads "
+                                 "(counted from 1).")
+            off.append([layer, head])
         out["ablations"].append({"step": _check_whole(f"ablations[{i}]['step']", a["step"]),
                                  "off": off,
                                  "lookup": _check_share(f"ablations[{i}]['lookup']", a["lookup"])})
@@ -207,13 +219,18 @@ def check_phase_step(history, rule_lookup, margin) -> tuple[list, float, float]:
     """:func:`phase_step`'s input: ``(history, rule_lookup, margin)``,
     checked, the margin filled in from the bank when ``None``."""
     history = _check_list("history", history)
+    last = -1
     for k, e in enumerate(history):
         e = _check_dict(f"history[{k}]", e)
         if "step" not in e or "lookup" not in e:
             raise InputError(f"history[{k}] must have a 'step' and a 'lookup' (a read-out of "
                              f"tm.train's metrics['history'] or of a recorded run); got "
                              f"the keys {sorted(map(str, e))}.")
-        _check_whole(f"history[{k}]['step']", e["step"])
+        step = _check_whole(f"history[{k}]['step']", e["step"])
+        if step <= last:
+            raise InputError(f"history must be in step order; history[{k}] is at "
+                             f"step {step}, after step {last}.")
+        last = step
         _check_share(f"history[{k}]['lookup']", e["lookup"])
     rule_lookup = _check_share("rule_lookup", rule_lookup)
     if margin is None:
@@ -378,10 +395,16 @@ def _check_run(model, metrics, identical_heads) -> None:
     if not isinstance(model, TinyTransformer):
         raise InputTypeError(f"model must be tm.train's model; got {describe(model)}.")
     m = _check_dict("metrics", metrics, ("steps", "seed", "history"))
-    if not m["history"]:
+    check_bool("identical_heads", identical_heads)
+    history = _check_list("metrics['history']", m["history"])
+    if not history:
         raise InputError("metrics['history'] is empty: train with eval_every=20 "
                          "(tm.train(cfg, steps, eval_every=20)).")
-    check_bool("identical_heads", identical_heads)
+    for i, e in enumerate(history):
+        if not isinstance(e, dict) or not {"step", "lookup", "roles"} <= set(e):
+            raise InputError(f"metrics['history'][{i}] must be a dict with 'step', "
+                             "'lookup' and 'roles', as tm.train(cfg, steps, "
+                             f"eval_every=20) writes; got {describe(e)}.")
 
 
 @torch.no_grad()
