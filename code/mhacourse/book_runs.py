@@ -13,7 +13,8 @@ import json
 from pathlib import Path
 
 from . import tasks
-from ._validate import check_writable
+from ._errors import InputError, InputFileError, one_line
+from ._validate import check_path, check_writable
 from .catalogue import assets_dir, steps_for
 from .checks.predictions import BANK, phase_step, questions
 from .tiny_model.analysis import heldout
@@ -43,7 +44,47 @@ def _entry(name, source, cfg: dict, train: dict, history, rule, margin) -> dict:
     }
 
 
-def book_runs() -> dict:
+def check_root(root):
+    """``root``: ``None`` (the package's assets folder) or a folder holding
+    ``runs/index.json`` and ``models/`` as the assets folder does."""
+    if root is None:
+        return assets_dir()
+    root = check_path("root", root)
+    if not root.is_dir():
+        raise InputFileError(f"root {root} is not a folder; give the assets folder "
+                             "(or None for the package's).")
+    return root
+
+
+def _asset(root: Path, rel: str, keys=()) -> dict:
+    """An asset file's JSON object, or one InputError naming the file."""
+    try:
+        data = json.loads((root / rel).read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise InputFileError(f"asset file {rel} is missing under {root}; restore it "
+                             f"(git checkout -- assets/{rel}).") from None
+    except (OSError, ValueError) as e:
+        raise InputError(f"asset file {rel} cannot be read ({one_line(e)[:120]}); "
+                         f"restore it (git checkout -- assets/{rel}).") from None
+    if not isinstance(data, dict) or not set(keys) <= set(data):
+        raise InputError(f"asset file {rel} is not the object it should be (it needs "
+                         f"{sorted(keys)}); restore it (git checkout -- assets/{rel}).")
+    return data
+
+
+def _read(rel: str, what: str, make):
+    """``make()``, with a broken entry of an asset file (a missing key, a
+    wrong type, a history the phase rule refuses) as one InputError."""
+    try:
+        return make()
+    except (KeyError, TypeError, ValueError, IndexError, AttributeError,
+            InputError) as e:
+        raise InputError(f"asset file {rel}: {what} is broken ({type(e).__name__}: "
+                         f"{one_line(e)[:120]}); restore it (git checkout -- "
+                         f"assets/{rel}).") from None
+
+
+def book_runs(root=None) -> dict:
     """The table the page compares a run with: ``{"rule_lookup",
     "phase_margin", "runs": [...], "sweep": {...}}``. Each run: ``name``,
     ``source``, ``h``, ``d_k``, ``seed``, ``steps``, ``layers``,
@@ -51,32 +92,42 @@ def book_runs() -> dict:
     the same run), ``every`` (steps between read-outs), ``history``
     (``step``, ``accuracy``, ``previous``, ``lookup``, ``loss``) and
     ``phase_step`` (or None). The sweep: chapter 8's final accuracies per
-    size (``summary``) and per seed (``runs``), with its steps and seeds."""
-    root = assets_dir()
+    size (``summary``) and per seed (``runs``), with its steps and seeds.
+    ``root``: the assets folder (``None``: the package's); a missing or
+    broken file in it is one :class:`~mhacourse.InputError` naming it."""
+    root = check_root(root)
     rule = float(tasks.baselines(*heldout())["previous word"]["lookup"])
     margin = questions()["constants"]["phase_margin"]
     runs = []
-    index = json.loads((root / "runs" / "index.json").read_text())["runs"]
-    for name in index:
-        run = json.loads((root / "runs" / f"{name}.json").read_text())
-        runs.append(_entry(name, f"assets/runs/{name}.json", run["config"], run["train"],
-                           run["history"], rule, margin))
-    for m in json.loads((root / "models" / "metrics.json").read_text())["models"]:
-        if m["trained"] and m.get("history"):
-            cfg = {"h": m["h"], "d_k": m["d_k"], "n_layers": m["n_layers"], "lr": m.get("lr")}
-            runs.append(_entry(m["name"], "assets/models/metrics.json", cfg,
-                               {"steps": m["steps"], "seed": m["seed"],
-                                "data_seed": m.get("data_seed", 0)},
-                               m["history"], rule, margin))
-    sweep = json.loads((root / "models" / "heads_sweep.json").read_text())
+    index = _asset(root, "runs/index.json", ("runs",))["runs"]
+    for name in _read("runs/index.json", "its list of runs", lambda: [str(n) for n in index]):
+        rel = f"runs/{name}.json"
+        if not name.replace("_", "").isalnum():
+            raise InputError(f"asset file runs/index.json names a run {name!r}: not a "
+                             "plain file name; restore it.")
+        run = _asset(root, rel, ("config", "train", "history"))
+        runs.append(_read(rel, "the run", lambda: _entry(
+            name, f"assets/{rel}", run["config"], run["train"], run["history"], rule,
+            margin)))
+    rel = "models/metrics.json"
+    for i, m in enumerate(_asset(root, rel, ("models",))["models"]):
+        if _read(rel, f"model {i}", lambda: m["trained"] and m.get("history")):
+            runs.append(_read(rel, f"model {i}", lambda: _entry(
+                m["name"], "assets/models/metrics.json",
+                {"h": m["h"], "d_k": m["d_k"], "n_layers": m["n_layers"], "lr": m.get("lr")},
+                {"steps": m["steps"], "seed": m["seed"], "data_seed": m.get("data_seed", 0)},
+                m["history"], rule, margin)))
+    rel = "models/heads_sweep.json"
+    sweep = _asset(root, rel, ("d_model", "steps", "seeds", "summary", "runs"))
     return {
         "about": "The book's runs (mhacourse.book_runs), for the page's lab/compare.js.",
         "rule_lookup": round(rule, 6), "phase_margin": margin, "runs": runs,
         "sweep": {"source": "assets/models/heads_sweep.json", "d_model": sweep["d_model"],
                   "steps": sweep["steps"], "seeds": sweep["seeds"],
                   "summary": sweep["summary"],
-                  "runs": [{k: r[k] for k in ("h", "d_k", "seed", "accuracy", "previous",
-                                              "lookup")} for r in sweep["runs"]]},
+                  "runs": _read(rel, "its runs", lambda: [
+                      {k: r[k] for k in ("h", "d_k", "seed", "accuracy", "previous",
+                                         "lookup")} for r in sweep["runs"]])},
     }
 
 

@@ -69,6 +69,7 @@ from __future__ import annotations
 import contextlib
 import functools
 import logging
+import re
 import time
 import warnings
 from pathlib import Path
@@ -240,6 +241,10 @@ def check_graphs(graphs) -> None:
         raise InputError(f"graphs must hold export_job's entry for every graph "
                          f"{sorted(STEP_NAMES)}; got {describe(graphs)}: a manifest "
                          "without them would leave the page unable to train.")
+    for kind, v in sorted(graphs.items()):  # a plain name in the build's folder
+        if not (isinstance(v["file"], str) and re.fullmatch(r"[\w-]{1,64}\.onnx", v["file"])):
+            raise InputError(f"graphs[{kind!r}]['file'] must be a plain .onnx file name, "
+                             f"such as '{kind}.onnx'; got {describe(v['file'])}.")
 
 
 def check_kind(kind) -> str:
@@ -424,7 +429,7 @@ def export(kind: str, path, cfg: TinyConfig = EXAMPLE) -> Path:
     """Trace and write one graph (:data:`STEP_NAMES`) to ``path``."""
     check_kind(kind)
     path = check_path("path", path)
-    path.parent.mkdir(parents=True, exist_ok=True)
+    check_folder("path's folder", path.parent)  # one line where a file is in the way
     _, args, inputs, outputs = graph_functions(cfg)[kind]
     gm = trace(kind, cfg)
     quiet = logging.getLogger("torch.onnx")

@@ -19,9 +19,9 @@ if (cmd === "write") {
     at += n;
     return t;
   });
-  writeFileSync(c, writeModelFile(run, spec));
+  writeFileSync(c, await writeModelFile(run, spec));
 } else {
-  const m = readModelFile(new Uint8Array(readFileSync(a)), spec);
+  const m = await readModelFile(new Uint8Array(readFileSync(a)), spec);
   const parts = (m.params || []).map((p) => Buffer.from(p.data.buffer, p.data.byteOffset, p.data.byteLength));
   writeFileSync(b, Buffer.concat(parts));
   process.stdout.write(JSON.stringify({ config: m.config, extra: m.extra, layers: m.layers, init: m.init }));

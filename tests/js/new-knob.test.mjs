@@ -40,13 +40,13 @@ test("the new knob and clip round-trip through the link and its Python line", ()
   assert.match(decodeExperiment("?toy=maybe", LIMITS, bank).ignored, /toy/);
 });
 
-test("the new knob and clip are written to the model file and read back", () => {
+test("the new knob and clip are written to the model file and read back", async () => {
   const params = [{ name: "W_E", dims: [[0, 5], [1, 0]] }, { name: "blocks.0.attn.W_Q", dims: [[1, 0], [1, 0]] }];
   const spec = { params, limits: { h_max: 16, d_k_min: 2, d_k_max: 64, d_model_max: 256 }, n_layers: 1, vocab_size: 5,
     max_len: 4, batch: 2, knobs: MAN_KNOBS, steps_for: stepsFor };
   const run = Object.assign({}, EXP, { layers: 1, step: 40, courseVersion: "x", accuracy: 0.5,
     params: params.map((p) => ({ data: new Float32Array(p.dims.map((ab) => ab[0] * 8 + ab[1]).reduce((a, b) => a * b, 1)).fill(0.5) })) });
-  const m = readModelFile(writeModelFile(run, spec), spec);
+  const m = await readModelFile(await writeModelFile(run, spec), spec);
   assert.deepEqual(m.extra.knobs, { layers: 1, warmup: true, identical: false, clip: false, toy: true });
   assert.equal(m.config.n_layers, 1);
   assert.equal(m.config.warmup, 100);

@@ -40,13 +40,13 @@ export class LabFiles {
     if (s !== "done") { this.opened = null; }
   }
 
-  // The run now, as the package's model file.
-  download() {
+  // The run now, as the package's model file (resolves to its name, or null).
+  async download() {
     const P = this.P, snap = P.snapshot, s = this.lab.settings();
     if (!snap) { this.lab.line.textContent = "There is no model to save yet: train one, then pause or let it finish."; return null; }
     const last = P.evals.filter((e) => e.step === snap.step).pop();
     try {
-      const bytes = writeModelFile(Object.assign({}, s, { params: snap.params, step: snap.step, courseVersion: this.lab.version(),
+      const bytes = await writeModelFile(Object.assign({}, s, { params: snap.params, step: snap.step, courseVersion: this.lab.version(),
         accuracy: last ? last.accuracy[0] : null }), modelSpec());
       const name = modelFileName(s, snap.step);
       download(document, bytes, name);

@@ -35,7 +35,7 @@ from .._validate import (
     one_line,
 )
 from ..tasks import check_data, check_word_list
-from .model import TinyConfig, check_tiny_model
+from .model import TinyConfig, check_tiny_model, param_shapes
 
 # --- files ------------------------------------------------------------------
 
@@ -123,15 +123,16 @@ def model_config_from(path, meta):
     return cfg, extra
 
 
-def check_model_tensors(path, model, tensors) -> None:
-    """The file's tensors against ``model`` (built from the file's config)."""
-    want = {k: tuple(v.shape) for k, v in model.state_dict().items()}
+def check_model_tensors(path, cfg, tensors) -> None:
+    """The file's tensors against the shapes its config ``cfg`` needs
+    (nothing is built: a lying config costs no memory)."""
+    want = param_shapes(cfg.d_model, cfg)
     missing = sorted(set(want) - set(tensors))
     unknown = sorted(set(tensors) - set(want))
     if missing or unknown:
         raise InputError(
-            f"model file {path} does not match its config (h={model.cfg.h}, "
-            f"d_k={model.cfg.d_k}, n_layers={model.cfg.n_layers}): missing "
+            f"model file {path} does not match its config (h={cfg.h}, "
+            f"d_k={cfg.d_k}, n_layers={cfg.n_layers}): missing "
             f"{missing[:3]}, unexpected {unknown[:3]}.")
     for k, v in tensors.items():
         if tuple(v.shape) != want[k]:
@@ -147,7 +148,29 @@ def check_model_tensors(path, model, tensors) -> None:
                              "weights are broken, save the model again.")
 
 
-def check_init_meta(path, meta) -> int:
+def check_digest(path, meta, tensors, digest) -> None:
+    """The file's ``digest`` against ``digest(meta, tensors)`` (files.py's
+    recipe); a trained model's file without one is refused."""
+    if "digest" not in meta:
+        if "init_seed" in meta:  # rebuilt from its seed, checked by fingerprint
+            return
+        raise InputError(
+            f"model file {path} has no digest in its metadata (written before "
+            "2026-11-29, or by another program): nothing ties its config to its "
+            "weights; save the model again with tiny_model.save, or download "
+            "it again from the page.")
+    if digest(meta, tensors) != meta["digest"]:
+        raise InputError(
+            f"model file {path} does not match its digest: its config, extra or "
+            "weights were changed after it was saved (an edited header?); save "
+            "or download the model again.")
+
+
+def check_init_meta(path, meta, tensors=()) -> int:
+    if len(tensors):
+        raise InputError(f"model file {path} holds both an untrained model's seed "
+                         f"and {len(tensors)} weights: an edited file; save it "
+                         "again (tiny_model.save, with or without init_seed).")
     try:
         seed = int(meta["init_seed"])
     except ValueError:

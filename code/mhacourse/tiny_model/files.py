@@ -1,5 +1,14 @@
 """Tiny models in ``.safetensors`` files: the weights (float16 halves the
 size) or, for an untrained model, only its seed and a fingerprint.
+
+Every file carries a ``digest`` in its metadata: SHA-256 over its config,
+extra, seed and fingerprint and every tensor's name, dtype, shape and stored
+bytes (:func:`_digest`; the page's ``lab/model-file.js`` computes the same).
+It ties the config to the weights: h 4 x d_k 4 and h 2 x d_k 8 have the same
+shapes, so a config edited in the header would otherwise open silently.
+A trained model's file without a digest (written before 2026-11-29) is
+refused in one line; an untrained one (seed and fingerprint, no weights)
+is rebuilt and checked against its fingerprint, so it is still read.
 """
 from __future__ import annotations
 
@@ -13,6 +22,7 @@ from torch import nn
 
 from .._validate import InputError, check_path, check_writable, write_error
 from ._checks import (
+    check_digest,
     check_init_meta,
     check_model_name,
     check_model_tensors,
@@ -48,6 +58,35 @@ def check_fingerprint(model) -> None:
         check_tiny_model(model)
 
 
+#: Names of safetensors' dtypes, as stored in a file's header.
+_DTYPES = {torch.float16: "F16", torch.float32: "F32", torch.bfloat16: "BF16",
+           torch.float64: "F64"}
+#: The metadata the digest covers, in this order (each where the file has it).
+DIGESTED = ("config", "extra", "init_seed", "fingerprint")
+
+
+def _digest(meta: dict, tensors: dict) -> str:
+    """``"sha256:" + hex`` of a model file's content (no checks: ``meta``
+    {str: str}, ``tensors`` {name: torch tensor as stored}): the text
+    ``mhacourse-model-digest-1\\n``, then each metadata key of
+    :data:`DIGESTED` the file has as ``key\\nN\\nvalue\\n`` (N its UTF-8
+    bytes), then each tensor in name order as
+    ``name\\ndtype\\nd0,d1\\nN\\n`` and its N little-endian bytes, then
+    ``\\n``. The page's lab/model-file.js is the same recipe."""
+    h = hashlib.sha256(b"mhacourse-model-digest-1\n")
+    for key in DIGESTED:
+        if key in meta:
+            value = meta[key].encode("utf-8")
+            h.update(f"{key}\n{len(value)}\n".encode() + value + b"\n")
+    for name in sorted(tensors):
+        t = tensors[name].detach().contiguous().cpu()
+        raw = t.reshape(-1).view(torch.uint8).numpy().tobytes()
+        dtype = _DTYPES.get(t.dtype, str(t.dtype))
+        shape = ",".join(map(str, t.shape))
+        h.update(f"{name}\n{dtype}\n{shape}\n{len(raw)}\n".encode() + raw + b"\n")
+    return "sha256:" + h.hexdigest()
+
+
 def save(model: TinyTransformer, path, dtype: torch.dtype = torch.float16,
          extra: dict | None = None, init_seed: int | None = None) -> Path:
     """Write ``model`` to a ``.safetensors`` file: the weights in ``dtype``
@@ -74,6 +113,7 @@ def save(model: TinyTransformer, path, dtype: torch.dtype = torch.float16,
                              f"TinyTransformer(cfg, seed={init_seed}) (trained?).")
         tensors = {}
         meta.update(init_seed=str(init_seed), fingerprint=fingerprint(model))
+    meta["digest"] = _digest(meta, tensors)
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
         save_file(tensors, str(path), metadata=meta)
@@ -86,13 +126,16 @@ def save(model: TinyTransformer, path, dtype: torch.dtype = torch.float16,
 def load(path) -> TinyTransformer:
     """Read a model written by :func:`save`; parameters come back as float32
     (the stored values, exactly). ``model.extra`` holds the saved ``extra``.
-    A missing, empty, truncated, corrupt or mismatched file raises one
-    :class:`~mhacourse.InputError` naming the file and what is wrong."""
+    A missing, empty, truncated, corrupt or mismatched file, or one whose
+    ``digest`` does not match its config and weights (module docstring),
+    raises one :class:`~mhacourse.InputError` naming the file and what is
+    wrong, before any model is built."""
     check_path("path", path)
     meta, tensors = read_model_file(path)  # one InputError naming the file
+    check_digest(path, meta, tensors, _digest)
     cfg, extra = model_config_from(path, meta)
     if "init_seed" in meta:  # an untrained model, stored as its seed
-        model = TinyTransformer(cfg, seed=check_init_meta(path, meta))
+        model = TinyTransformer(cfg, seed=check_init_meta(path, meta, tensors))
         if fingerprint(model) != meta["fingerprint"]:
             raise InputError(
                 f"{path}: rebuilding the seed-{meta['init_seed']} initialisation "
@@ -100,8 +143,8 @@ def load(path) -> TinyTransformer:
                 "generator changed?); rerun scripts/train_tiny_models.py."
             )
     else:
+        check_model_tensors(path, cfg, tensors)  # before a model is built
         model = TinyTransformer(cfg)
-        check_model_tensors(path, model, tensors)
         model.load_state_dict({k: v.float() for k, v in tensors.items()})
     model.extra = extra
     return model.eval()

@@ -4,6 +4,14 @@
 // from the page's float32 weights, and read with strict checks. One line
 // (a ModelFileError) for a file that is not a model, truncated, tampered
 // with, of sizes the page cannot run, with NaN weights, or too large.
+// Every file carries a digest (metadata "digest": "sha256:" + hex, over its
+// config, extra and tensors: safetensors.js digestInput, the package's
+// recipe), which ties the config to the weights: h 4 x d_k 4 and h 2 x d_k 8
+// have the same shapes, so an edited config would otherwise open. A file
+// whose digest does not match is refused; a trained model's file without one
+// (written before 2026-11-29) is refused with one line; an untrained model
+// (its seed, no weights) without one is read: the page rebuilds it from the
+// config and seed it states, so there is nothing to mismatch.
 //
 // spec (from the manifest's "train" entry): {params: [{name, dims}],
 // limits: {h_max, d_k_min, d_k_max, d_model_max}, n_layers, vocab_size,
@@ -11,8 +19,9 @@
 // extra.knobs, and a TinyConfig knob's to the config too: knobs.js)}. Params are in spec.params order, each
 // {data: Float32Array, dims}, as the trainer holds them. Pure functions.
 
-import { ModelFileError, parseSafetensors, tensorValues, writeSafetensors, MAX_HEADER } from "./safetensors.js";
+import { ModelFileError, parseSafetensors, tensorValues, writeSafetensors, MAX_HEADER, digestInput, storedTensors } from "./safetensors.js";
 import { configFields, knobSettings, knobsOfFile, layersOf } from "./knobs.js";
+import { sha256Hex } from "../../class/report.js";
 
 export { ModelFileError };
 const fail = (line) => { throw new ModelFileError(line); };
@@ -57,18 +66,37 @@ function configOf(meta, spec) {
   return c;
 }
 
-// Read a model file's bytes (Uint8Array or ArrayBuffer). Returns {config,
+async function digestOf(metadata, tensors) {
+  try { return "sha256:" + await sha256Hex(digestInput(metadata, tensors)); } catch (e) {
+    return fail("could not check the file's digest: " + String(e && e.message).slice(0, 160) + ".");
+  }
+}
+
+async function checkDigest(f) {
+  const m = f.metadata;
+  if (m.digest === undefined) {
+    if (m.init_seed !== undefined) { return; }
+    fail("the file has no digest (written before 2026-11-29, or by another program): nothing ties its config to its weights; save it again with tm.save, or download it again from the page.");
+  }
+  if (await digestOf(m, storedTensors(f)) !== m.digest) {
+    fail("the file does not match its digest: its config, extra or weights were changed after it was saved (an edited header?); save or download the model again.");
+  }
+}
+
+// Read a model file's bytes (Uint8Array or ArrayBuffer). Resolves to {config,
 // extra, layers, init, params}: params in spec.params order for the page's
 // graphs (a one-layer model's second block as zeros, which the page
 // switches off with layer_on); init: {seed} for an untrained model stored
-// as its seed (params null: the page's init graph rebuilds it).
-export function readModelFile(bytes, spec) {
+// as its seed (params null: the page's init graph rebuilds it). Rejects
+// with a ModelFileError of one line.
+export async function readModelFile(bytes, spec) {
   const b = bytes instanceof ArrayBuffer ? new Uint8Array(bytes) : bytes;
   if (!(b instanceof Uint8Array)) { fail("not a file's bytes."); }
   const big = fileSizeProblem(b.length, spec);
   if (big) { fail(big); }
   const f = parseSafetensors(b);
   const c = configOf(f.metadata, spec);
+  await checkDigest(f);
   let extra = {};
   if (f.metadata.extra !== undefined) {
     try { extra = JSON.parse(f.metadata.extra); } catch (e) { fail("the file's 'extra' metadata is not JSON: the header was edited."); }
@@ -110,8 +138,9 @@ export function readModelFile(bytes, spec) {
 // h, d_k, seed, steps (the run's length), step (the steps done),
 // courseVersion, accuracy (held-out, or null), and each knob by its name}.
 // The metadata's config is the run's TinyConfig (tm.load rebuilds it);
-// extra records the settings, steps, every knob and the course's version.
-export function writeModelFile(run, spec) {
+// extra records the settings, steps, every knob and the course's version;
+// digest ties them to the weights. Resolves to the bytes.
+export async function writeModelFile(run, spec) {
   const d = run.h * run.d_k, knobs = knobSettings(spec.knobs, run), layers = layersOf(spec.knobs, knobs, spec.n_layers);
   if (!Array.isArray(run.params) || run.params.length !== spec.params.length) { fail("the run's weights do not match the manifest's parameters."); }
   const tensors = [];
@@ -128,7 +157,10 @@ export function writeModelFile(run, spec) {
     max_len: spec.max_len, lr: null, batch: spec.batch, weight_decay: 0 }, configFields(spec.knobs, knobs));
   const extra = { source: "page", steps: run.steps, trained_steps: run.step, seed: run.seed, data_seed: 0, knobs: knobs,
     course_version: String(run.courseVersion || ""), accuracy: Number.isFinite(run.accuracy) ? run.accuracy : null };
-  return writeSafetensors({ config: JSON.stringify(config), extra: JSON.stringify(extra) }, tensors);
+  const meta = { config: JSON.stringify(config), extra: JSON.stringify(extra) };
+  meta.digest = await digestOf(meta, tensors.map((t) => ({ name: t.name, dtype: "F32", shape: t.shape,
+    bytes: new Uint8Array(t.data.buffer, t.data.byteOffset, t.data.byteLength) })));
+  return writeSafetensors(meta, tensors);
 }
 
 // The experiment a model file read by readModelFile stands for, in the

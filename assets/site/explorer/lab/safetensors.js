@@ -77,6 +77,34 @@ export function tensorValues(parsed, name) {
   return out;
 }
 
+// What a model file's digest is the SHA-256 of (the package's
+// tiny_model/files.py _digest, the same recipe): "mhacourse-model-digest-1\n",
+// each of DIGESTED the metadata has as "key\nN\nvalue\n" (N: the value's
+// UTF-8 bytes), then each tensor in name order as "name\ndtype\nd0,d1\nN\n",
+// its N stored (little-endian) bytes and "\n". tensors: [{name, dtype, shape,
+// bytes: Uint8Array}].
+export const DIGESTED = ["config", "extra", "init_seed", "fingerprint"];
+export function digestInput(metadata, tensors) {
+  const enc = new TextEncoder(), parts = [enc.encode("mhacourse-model-digest-1\n")];
+  DIGESTED.filter((k) => typeof metadata[k] === "string").forEach((k) => {
+    const v = enc.encode(metadata[k]);
+    parts.push(enc.encode(k + "\n" + v.length + "\n"), v, enc.encode("\n"));
+  });
+  tensors.slice().sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0)).forEach((t) => {
+    parts.push(enc.encode(t.name + "\n" + t.dtype + "\n" + t.shape.join(",") + "\n" + t.bytes.length + "\n"), t.bytes, enc.encode("\n"));
+  });
+  const out = new Uint8Array(parts.reduce((n, x) => n + x.length, 0));
+  let at = 0;
+  parts.forEach((x) => { out.set(x, at); at += x.length; });
+  return out;
+}
+
+// A parsed file's tensors as digestInput takes them (the stored bytes).
+export function storedTensors(parsed) {
+  return Object.entries(parsed.tensors).map(([name, t]) => ({ name: name, dtype: t.dtype, shape: t.shape,
+    bytes: parsed.data.subarray(t.begin, t.end) }));
+}
+
 // The bytes of a .safetensors file: metadata {str: str} and tensors
 // [{name, shape, data: Float32Array}] stored as F32 in that order.
 export function writeSafetensors(metadata, tensors) {

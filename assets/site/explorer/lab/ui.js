@@ -80,7 +80,7 @@ export async function readModel(file, spec) {
   const big = fileSizeProblem(file ? file.size : -1, spec);
   if (big) { return { error: name + ": " + big }; }
   try {
-    return { model: readModelFile(new Uint8Array(await file.arrayBuffer()), spec) };
+    return { model: await readModelFile(new Uint8Array(await file.arrayBuffer()), spec) };
   } catch (e) {
     return { error: name + ": " + (e instanceof ModelFileError ? e.message : "could not be read (" + String(e && e.message).slice(0, 80) + ").") };
   }
