@@ -113,6 +113,40 @@ def test_the_guides_hub_config_sets_the_measured_limits():
     assert user["image"]["tag"] not in ("latest", "", None)
 
 
+def test_the_guides_hub_config_is_closed():
+    """Issue 48, finding 9: the image pinned by digest, no secret in the
+    file, a volume per learner, no internet from the kernels, and the one
+    address nbgitpuller may clone from; the guide says how to get each."""
+    z = guide_hub_config()
+    user, hub = z["singleuser"], z["hub"]
+    assert re.fullmatch(r"[\w.-]+@sha256:\S+", user["image"]["tag"]), user["image"]
+    assert "client_secret" not in hub["config"].get("GenericOAuthenticator", {})
+    ref = hub["extraEnv"]["OAUTH_CLIENT_SECRET"]["valueFrom"]["secretKeyRef"]
+    assert set(ref) == {"name", "key"}
+    assert user["storage"]["type"] == "dynamic" and user["storage"]["capacity"]
+    net = user["networkPolicy"]
+    assert net["enabled"] is True
+    assert net["egressAllowRules"]["nonPrivateIPs"] is False
+    assert net["egressAllowRules"]["privateIPs"] is False
+    assert [r["to"][0]["ipBlock"]["cidr"].endswith("/32") for r in net["egress"]] == [True]
+    guide = " ".join((ROOT / "chapters" / "instructor_guide.md").read_text().split())
+    for words in ("docker buildx imagetools inspect", "kubectl create secret generic hub-oauth",
+                  "git clone --mirror", "has no allow-list of its own",
+                  "kubectl delete pvc"):
+        assert words in guide, words
+
+
+def test_the_hub_login_is_installed_for_the_tests():
+    """The test environment pins the hub's login as the class's hub does."""
+    pins = {}
+    for name in ("requirements-test.txt", "requirements-classroom.txt"):
+        text = (ROOT / name).read_text()
+        pins[name] = dict(re.findall(r"(?m)^(jupyterhub(?:-nativeauthenticator)?|bcrypt|"
+                                     r"onetimepass)==(\S+)", text))
+    assert len(pins["requirements-test.txt"]) == 4, pins
+    assert pins["requirements-test.txt"] == pins["requirements-classroom.txt"]
+
+
 def test_the_guide_says_how_the_teacher_claims_the_admin_name():
     """NativeAuthenticator approves a name on admin_users at its first
     sign-up: the guide must say to sign it up first and to close sign-up."""
@@ -170,8 +204,9 @@ def test_reconnections_are_counted_apart_with_their_evidence():
 
 
 def test_the_hub_login_is_jupyterhubs_own_page():
-    """NativeAuthenticator's own /login calls self.statsd, gone in JupyterHub 6."""
-    pytest.importorskip("nativeauthenticator")
+    """NativeAuthenticator's own /login calls self.statsd, gone in JupyterHub 6.
+    Runs in .ci/run: requirements-test.txt installs the hub's login (it was
+    skipped there, without nativeauthenticator)."""
     from classroom.hub_login import ClassAuthenticator
     from jupyterhub.handlers.login import LoginHandler
 
