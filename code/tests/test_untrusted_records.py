@@ -1,13 +1,16 @@
-"""Issue 48, finding 5: records and histories are not believed. Each case
-was accepted (or raised a raw KeyError) before the checks below; each gets
-one line now."""
+"""Issue 48, findings 5 and 8: records and histories are not believed, and
+the bounds hold. Each case was accepted (or raised a raw KeyError, or
+took seconds) before the checks below; each gets one line now."""
 from __future__ import annotations
 
 import copy
+import time
 
 import pytest
+import torch
 
 import mhacourse as mc
+from mhacourse import circuits as C
 from mhacourse import tiny_model as tm
 from mhacourse.checks import predictions as P
 
@@ -72,3 +75,29 @@ def test_run_record_refuses_a_history_without_roles_or_lookup(entry):
     model = tm.TinyTransformer(tm.TinyConfig(h=2, d_k=4))
     metrics = {"steps": 20, "seed": 0, "history": [entry]}
     one_line(lambda: P.run_record(model, metrics), "'step', 'lookup' and 'roles'")
+
+
+def test_a_record_past_the_longest_run_is_refused_at_once():
+    # issue 48, finding 8: 200,000 read-outs took 17 s to grade
+    n = P.MAX_READOUTS + 1
+    r = record(**{"settings.steps": n, "step": n, "final": None, "ablations": [],
+                  "history": [{"step": i + 1, "lookup": 0.2, "roles": ROLES}
+                              for i in range(n)]})
+    t0 = time.process_time()
+    one_line(lambda: P.grade({"phase_step": "never"}, r), "at most 20,001")
+    assert time.process_time() - t0 < 0.5
+
+
+def test_composition_max_baseline_keeps_its_second():
+    # issue 48, finding 8: h 16 x d_k 256 on d_model 256 passed the work
+    # bound and took 3.9-5.4 CPU-s; heads wider than the model are refused
+    one_line(lambda: C.composition_max_baseline(256, 256, "q", 16, 1), "share its width")
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)  # CPU time of one thread, as promised
+    try:
+        t0 = time.process_time()
+        C.composition_max_baseline(256, 16, "q", 16, 16)  # at the work limit
+        took = time.process_time() - t0
+    finally:
+        torch.set_num_threads(threads)
+    assert took < 3  # about 0.4 s (bench_bounds.py); slack for a loaded machine

@@ -45,12 +45,17 @@ from .._validate import InputError, InputTypeError, check_bool, describe
 from ..circuits import read_circuits
 from ..tasks import baselines
 from ..tiny_model import evaluate, head_roles, head_scores, heldout
+from ..tiny_model._checks import MAX_TRAIN_STEPS
 from ..tiny_model.analysis import STATISTICS
 from ..tiny_model.model import TinyTransformer
 
 BANK = Path(__file__).resolve().parents[1] / "data" / "questions.json"
 SETTINGS = ("h", "d_k", "seed", "steps", "layers", "warmup", "identical")
 KINDS = ("q", "k", "v")
+#: The longest history (and list of ablations) a record may hold: tm.train's
+#: longest run read at every step, and its end. grade() takes well under a
+#: second on it (benchmarks/bench_bounds.py).
+MAX_READOUTS = MAX_TRAIN_STEPS + 1
 
 
 @lru_cache(maxsize=1)
@@ -107,6 +112,12 @@ def _check_list(where: str, v) -> list:
     return list(v)
 
 
+def _check_length(where: str, v) -> None:
+    if isinstance(v, (list, tuple)) and len(v) > MAX_READOUTS:
+        raise InputError(f"{where} holds {len(v):,} read-outs; a run has at most "
+                         f"{MAX_READOUTS:,} (tm.train's longest, read at every step).")
+
+
 def _check_roles(where: str, roles, layers: int, h: int) -> None:
     roles = _check_list(where, roles)
     names = (*STATISTICS, "mixed")
@@ -135,6 +146,8 @@ def check_record(record) -> dict:
            "rule_lookup": _check_share("record['rule_lookup']", r["rule_lookup"]),
            "history": [], "final": None, "ablations": []}
     last = -1
+    _check_length("record['history']", r["history"])
+    _check_length("record['ablations']", r.get("ablations", []))
     for i, e in enumerate(_check_list("record['history']", r["history"])):
         e = _check_dict(f"history[{i}]", e, ("step", "lookup", "roles"))
         step = _check_whole(f"history[{i}]['step']", e["step"])

@@ -266,6 +266,10 @@ def check_max_baseline(d_model, d_k, kind, h, draws, seed) -> tuple[str, int]:
     seed = check_seed("seed", seed)
     if not isinstance(kind, str):
         raise InputError(f"kind must be one of 'q', 'k', 'v'; got {describe(kind)}.")
+    if int(h) * int(d_k) > int(d_model):  # the h^2 pairs' cost grows with d_k^2
+        raise InputError(f"h x d_k = {int(h) * int(d_k)} is more than d_model = "
+                         f"{d_model}: a model's heads share its width (d_model = "
+                         "h x d_k in the course's models).")
     work = int(draws) * int(h) * int(d_model) * int(d_k)
     if work > MAX_BASELINE_WORK:
         raise InputError(f"draws x h x d_model x d_k = {work:,} is more than "
