@@ -248,3 +248,153 @@ def test_a_one_layer_model_downloaded_and_opened_again_is_not_diverged(live_page
         assert p.evaluate(f"{PANEL}.heads.querySelectorAll('canvas').length") == 2  # 1 layer x h 2
     finally:
         p.close()
+
+
+# --- the browser fuzz (issue 48, finding 7): many hostile values, one page
+# load each, drawn by tests/untrusted_fuzz.py's seeded generators
+
+N_LINKS, N_FILES, N_REPORTS = 300, 64, 60
+
+FUZZ_LINKS = """async (links) => {
+  const L = await import('../_static/explorer/lab/link.js');
+  const T = await import('../_static/explorer/trainer-lab.js');
+  const P = mha.trainer.panels[0], lab = P.lab, limits = T.linkLimits();
+  const bad = [], counts = {ignored: 0, clean: 0};
+  for (const q of links) {
+    let got;
+    try { got = L.decodeExperiment(q, limits, lab.data.bank, lab.start()); }
+    catch (e) { bad.push(['threw', q.slice(0, 80), String(e)]); continue; }
+    const e = got.experiment;
+    const whole = ['h', 'd_k', 'seed', 'steps'].every(
+      (k) => Number.isSafeInteger(e[k]) && e[k] >= 0);
+    const sized = e.h >= 1 && e.h <= limits.h_max &&
+      e.d_k >= limits.d_k_min && e.d_k <= limits.d_k_max;
+    const line = got.ignored;
+    if (!whole || !sized) {
+      bad.push(['experiment', q.slice(0, 80), JSON.stringify(e).slice(0, 200)]);
+    }
+    if (line !== null && line !== undefined && line !== '' &&
+        (typeof line !== 'string' || line.includes('\\n') || line.length > 400)) {
+      bad.push(['line', q.slice(0, 80), String(line).slice(0, 200)]);
+    }
+    counts[line ? 'ignored' : 'clean'] += 1;
+    lab.restore(e);
+    const shown = [P.hIn.value, P.dkIn.value, P.seedIn.value].join(' ');
+    if (/NaN|undefined|Infinity/.test(shown)) { bad.push(['controls', q.slice(0, 80), shown]); }
+  }
+  return {bad: bad.slice(0, 10), n_bad: bad.length, counts: counts};
+}"""
+
+FUZZ_FILES = """async (files) => {
+  const P = mha.trainer.panels[0], lab = P.lab, bad = [], counts = {opened: 0, refused: 0};
+  for (const [name, b64] of files) {
+    const bytes = Uint8Array.from(atob(b64), (c) => c.charCodeAt(0));
+    lab.line.textContent = '';
+    let ok;
+    try { ok = await lab.files.open(new File([bytes], name)); }
+    catch (e) { bad.push(['threw', name, String(e)]); continue; }
+    const line = lab.line.textContent;
+    counts[ok ? 'opened' : 'refused'] += 1;
+    if (!ok && (!line.startsWith(name) || line.includes('\\n') || line.length > 400)) {
+      bad.push(['line', name, line.slice(0, 200)]);
+    }
+    // what is drawn, not the line (which may name NaN weights it refused)
+    const text = document.querySelector('.mha-train-panel').innerText.split(line).join('');
+    const at = text.search(/\\bNaN\\b/);
+    if (at >= 0) { bad.push(['NaN shown', name, text.slice(Math.max(0, at - 80), at + 40)]); }
+    if (ok) { // a file the page took: leave the panel as it was for the next
+      await new Promise((r) => setTimeout(r, 50));
+    }
+  }
+  return {bad: bad.slice(0, 10), n_bad: bad.length, counts: counts};
+}"""
+
+
+def test_fuzz_the_trainers_links_and_model_files(live_page):  # noqa: F811
+    """N_LINKS hostile links through the page's own link reader and the
+    controls, then N_FILES hostile model files through Open, in one page:
+    each link gives a size the trainer runs and at most one line; each
+    file is opened or refused with one line naming it; nothing says NaN;
+    no JavaScript error, no console error."""
+    import base64
+
+    import untrusted_fuzz as F
+
+    p = open_link(live_page, "?v=1&h=2&dk=8&seed=0&steps=40")
+    console = []
+    p.on("console", lambda m: console.append(m.text) if m.type == "error" else None)
+    try:
+        p.wait_for_function(f"{PANEL}.lab.ready", timeout=30_000)
+        got = p.evaluate(FUZZ_LINKS, F.links(N_LINKS))
+        print(f"links: {N_LINKS} tried, {got['counts']}")
+        assert got["n_bad"] == 0, got["bad"]
+        files = [(n, base64.b64encode(b).decode()) for n, b in F.model_files(N_FILES)]
+        got = p.evaluate(FUZZ_FILES, files)
+        print(f"model files: {N_FILES} tried, {got['counts']}")
+        assert got["n_bad"] == 0, got["bad"]
+        assert got["counts"]["refused"] >= N_FILES - 8, got["counts"]
+        assert p.evaluate("window.pwned === undefined")
+        assert console == [], console[:5]
+    finally:
+        p.close()
+
+
+def test_fuzz_the_class_pages_reports(live_page):  # noqa: F811
+    """N_REPORTS reports, each with one field set to a hostile value,
+    deleted or added (two in three with their checksum recomputed), and 8
+    files that are no report, opened at once on the class page: every file
+    is shown or set aside with one line naming it, nothing says NaN, no
+    script runs, no error."""
+    import untrusted_fuzz as F
+
+    good, _ = C.generate([run_spec(f"S{i}", seed=i) for i in range(4)])
+    edited, raw = F.reports(good, N_REPORTS)
+    resummed = C.resum(edited[: 2 * N_REPORTS // 3])
+    texts = resummed + [json.dumps(r) for r in edited[2 * N_REPORTS // 3:]] + raw
+    files = [(f"fuzz-{i:03d}.json", t) for i, t in enumerate(texts)]
+    console = []
+    c = open_class(live_page, files)
+    c.on("console", lambda m: console.append(m.text) if m.type == "error" else None)
+    try:
+        status = c.locator(".mha-class-status").inner_text()
+        m = re.search(r"(\d+) reports? shown, (\d+) set aside", status)
+        assert m, status
+        shown, aside = int(m[1]), int(m[2])
+        lines = c.locator(".mha-class-problems li").all_inner_texts()
+        print(f"reports: {len(files)} tried, {shown} shown, {aside} set aside")
+        assert shown + aside == len(files), (status, len(files))
+        assert len(lines) == aside, (len(lines), aside)
+        assert all(re.match(r"fuzz-\d{3}\.json", s) and "\n" not in s and len(s) < 400
+                   for s in lines), [s[:120] for s in lines if "\n" in s or len(s) >= 400][:5]
+        assert len({s[:13] for s in lines}) == aside, "a file set aside twice"
+        shown_text = c.locator("#mha-class").inner_text()
+        for line in lines:  # a line may quote the value it refused
+            shown_text = shown_text.replace(line, "")
+        nan = re.search(r"\bNaN\b", shown_text)
+        assert not nan, shown_text[max(0, nan.start() - 120):nan.end() + 60]
+        assert c.evaluate("window.pwned === undefined")
+        assert c.locator("#mha-class img, #mha-class script").count() == 0
+        assert console == [], console[:5]
+    finally:
+        c.close()
+
+
+def test_the_explorers_engine_comes_back_without_a_reload(live_page):  # noqa: F811
+    """Issue 48, finding 9: forward.onnx fails to load, the status says the
+    live engine is unavailable; once the file is back, the next change
+    (here, an example picked) starts the engine, and the line goes (before:
+    it stayed until a reload)."""
+    p = new_page(live_page)
+    p.route("**/train/forward.onnx", lambda r: r.abort())
+    try:
+        p.goto(live_page.url)
+        p.wait_for_function("window.mha?.explorer?.engine === 'failed'", timeout=30_000)
+        assert "Live engine unavailable" in p.inner_text("#mha-status")
+        p.unroute("**/train/forward.onnx")
+        p.wait_for_timeout(1100)  # the explorer tries again at most once a second
+        p.click("button.mha-example >> nth=1")
+        p.wait_for_function("window.mha.explorer.engine === 'ready'", timeout=60_000)
+        status = p.inner_text("#mha-status")
+        assert status.startswith("Live engine ready") and "unavailable" not in status, status
+    finally:
+        p.close()

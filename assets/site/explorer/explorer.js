@@ -165,7 +165,9 @@ export function mountExplorer(root, trainers) {
     var my = ++seq, start = t0 || performance.now();
     var entry = S.source === "yours" ? tinyEntry() : null;
     S.head = Math.min(S.head, (S.source === "minilm" ? MAN.minilm.h : entry ? entry.h : tinyCell().h) - 1);
-    X.compute().then(function (v) {
+    var view = X.compute(); // with the engine as it is now
+    if (api.engine === "failed") { startEngine(); } // a file back in place: try again
+    view.then(function (v) {
       if (my !== seq) { return; }
       X.view = v;
       message.textContent = "";
@@ -229,16 +231,27 @@ export function mountExplorer(root, trainers) {
 
   syncControls();
   update("first-paint");
-  setStatus("Live engine: loading… (the pictures below were computed when the site was built)");
-  E.start().then(function () {
-    api.engine = "ready";
-    setStatus("Live engine ready: every change recomputes the course's own model in your browser (onnxruntime-web, WebAssembly).");
-    update("engine-ready");
-  }).catch(function (err) {
-    api.engine = "failed";
-    setStatus("Live engine unavailable: " + (err && err.message ? err.message : err) + ". The example sentences' precomputed pictures still work.");
-    update("engine-failed");
-  });
+  // The live engine; after a failure, the next change tries again (engine.js
+  // keeps no failed start), so a graph back in place needs no reload, and
+  // the "unavailable" line goes as soon as it works.
+  var lastTry = 0;
+  function startEngine(first) {
+    if (!first && (api.engine !== "failed" || performance.now() - lastTry < 1000)) { return; }
+    lastTry = performance.now();
+    api.engine = "loading";
+    setStatus(first ? "Live engine: loading… (the pictures below were computed when the site was built)"
+      : "Live engine: trying again…");
+    E.start().then(function () {
+      api.engine = "ready";
+      setStatus("Live engine ready: every change recomputes the course's own model in your browser (onnxruntime-web, WebAssembly).");
+      update("engine-ready");
+    }).catch(function (err) {
+      api.engine = "failed";
+      setStatus("Live engine unavailable: " + (err && err.message ? err.message : err) + ". The example sentences' precomputed pictures still work.");
+      if (first) { update("engine-failed"); }
+    });
+  }
+  startEngine(true);
 
   new MutationObserver(function () { if (X.view) { X.draw(); } }).observe(document.documentElement,
     { attributes: true, attributeFilter: ["data-theme", "data-mode"] });
