@@ -9,8 +9,9 @@ explorer page, presses "Load SmolLM2" and measures:
   config: the resource entries under ``explorer-data/smollm2/``);
 - the time to first use once the bytes are local: onnxruntime-web reading
   the graph and the first forward pass (the engine's ``readyMs``);
-- a 64-token sentence (the graph's limit): the forward pass with every
-  head's loss and the chosen layer's nine patterns drawn (the view's own
+- a 64-token sentence (the graph's limit): the forward pass with the
+  loss at every position, all 270 heads' patterns and the chosen layer's
+  nine large drawn (the view's own
   ``timings``: from the change to the drawing done), several runs, each a
   different sentence;
 - the tab's memory: the renderer process's resident set (``/proc``, its pid

@@ -89,7 +89,7 @@ def show(p, text: str, repeat: bool = False, off: str = "") -> str:
 def test_nothing_is_downloaded_before_the_reader_asks_and_the_size_is_stated(page):
     p, requests, _ = page
     assert not [u for u in requests if "smollm2.onnx" in u or "smollm2/tokenizer" in u]
-    mb = (SMOL / "smollm2.onnx").stat().st_size / 1e6
+    mb = sum((SMOL / f).stat().st_size for f in ("smollm2.onnx", "smollm2.onnx.data")) / 1e6
     assert f"({mb:.1f} MB download" in p.inner_text("#mha-smollm2 .mha-smol-load")
     assert p.evaluate("mha.smollm2.view.live") is False  # the precomputed example
     assert p.locator("#mha-smollm2 .mha-smol-grid canvas").count() == 9
@@ -100,7 +100,8 @@ def test_the_page_gives_the_packages_weights_and_losses(page, lm):
     p.click("#mha-smollm2 .mha-smol-load")
     p.wait_for_function("mha.smollm2.state !== 'precomputed'", timeout=300_000)
     assert p.evaluate("mha.smollm2.state") == "ready", p.inner_text("#mha-smollm2 .mha-smol-status")
-    assert sum("smollm2.onnx" in u for u in requests) == 1
+    assert sum(u.endswith("/smollm2.onnx") for u in requests) == 1  # the graph, once
+    assert sum(u.endswith("/smollm2.onnx.data") for u in requests) == 1  # its weights, once
     worst_a = worst_l = 0.0
     for text in SENTENCES:
         ids = p.evaluate("async (t) => (await mha.smol.tokenize(t)).ids", text)

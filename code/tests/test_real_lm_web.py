@@ -53,3 +53,67 @@ def test_build_refuses_bad_arguments_in_one_line(out, log):
     with pytest.raises(InputError) as e:
         web.build(out, log)
     assert "\n" not in str(e.value)
+
+
+def test_the_logits_in_slices_equal_one_8_bit_product():
+    """_unembed's UNEMBED_CHUNKS products over slices of the vocabulary give
+    the one MatMulNBits over the whole table, to the bit (each logit is the
+    same dot product)."""
+    ort = pytest.importorskip("onnxruntime")
+    from onnx import TensorProto, helper, numpy_helper
+
+    K, N, rng = 64, 8 * web.UNEMBED_CHUNKS, np.random.default_rng(0)
+    table = rng.integers(0, 256, (N, K // 32, 32), dtype=np.uint8)
+    scale = rng.uniform(0.01, 0.1, (N, K // 32)).astype(np.float32)
+    x = rng.standard_normal((1, 3, K)).astype(np.float32)
+
+    def run(nodes, inits):
+        g = helper.make_graph(nodes, "g", [helper.make_tensor_value_info("x", TensorProto.FLOAT,
+                                                                        [1, 3, K])],
+                              [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)],
+                              [numpy_helper.from_array(a, n) for n, a in inits.items()])
+        m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 18),
+                                                helper.make_opsetid("com.microsoft", 1)])
+        m.ir_version = 10
+        s = ort.InferenceSession(m.SerializeToString(), providers=["CPUExecutionProvider"])
+        return s.run(None, {"x": x})[0]
+
+    inits = {"E_q8": table, "E_d": scale, "flat": np.array([-1])}
+    one = run([helper.make_node("Reshape", ["E_d", "flat"], ["E_d_flat"]),
+               helper.make_node("MatMulNBits", ["x", "E_q8", "E_d_flat"], ["y"],
+                                domain="com.microsoft", K=K, N=N, bits=8, block_size=32)], inits)
+
+    def init(name, array):
+        inits[name] = array
+        return name
+
+    node = helper.make_node("MatMul", ["x", "W"], ["y"])
+    sliced = run(web._unembed(node, "E_q8", "E_d", K, N, init), inits)
+    assert sliced.shape == (1, 3, N) and np.array_equal(sliced, one)
+
+
+def test_equal_constants_are_kept_once_and_the_graph_computes_the_same():
+    ort = pytest.importorskip("onnxruntime")
+    from onnx import TensorProto, helper, numpy_helper
+
+    c = numpy_helper.from_array(np.arange(6, dtype=np.float32).reshape(2, 3))
+    d = numpy_helper.from_array(np.ones((2, 3), np.float32))
+    nodes = [helper.make_node("Constant", [], ["a"], value=c),
+             helper.make_node("Constant", [], ["b"], value=c),
+             helper.make_node("Constant", [], ["e"], value=d),
+             helper.make_node("Add", ["x", "a"], ["t"]), helper.make_node("Mul", ["t", "b"], ["u"]),
+             helper.make_node("Sub", ["u", "e"], ["y"])]
+    io = [helper.make_tensor_value_info(n, TensorProto.FLOAT, [2, 3]) for n in ("x", "y")]
+    g = helper.make_graph(nodes, "g", io[:1], io[1:])
+    m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 18)])
+    m.ir_version = 10
+    x = np.full((2, 3), 0.5, np.float32)
+
+    def run(model):
+        s = ort.InferenceSession(model.SerializeToString(), providers=["CPUExecutionProvider"])
+        return s.run(None, {"x": x})[0]
+
+    before = run(m)
+    web._share_constants(m)
+    assert [n.op_type for n in m.graph.node].count("Constant") == 2
+    assert np.array_equal(run(m), before)

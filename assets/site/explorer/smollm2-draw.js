@@ -1,7 +1,9 @@
-// The SmolLM2 view's drawing: one layer's nine heads as heatmaps (viridis,
-// as the explorer's), and the next-token loss at every position as bars,
+// The SmolLM2 view's drawing: every head at once as small squares, one
+// layer's nine heads as heatmaps (viridis, as the explorer's), and the
+// next-token loss at every position as bars,
 // with the all-heads-on loss as a tick when heads are switched off.
-// smollm2.js calls drawHeads and drawLoss with what the engine returned.
+// smollm2.js calls drawAll, drawHeads and drawLoss with what the engine
+// returned.
 import { el } from "./dom.js";
 
 function heat(canvas, data, off, L, size, cmap) {
@@ -38,6 +40,62 @@ export function drawHeads(grid, v, layer, cmap, toggle) {
     grid.appendChild(el("figure", { class: "mha-smol-thumb-fig" }, [title, c]));
     heat(c, data, i * L * L, L, size, cmap);
   }
+}
+
+// Every head at once: one canvas, a column a layer and a row a head, each
+// square one head's L x L pattern (scaled down); the shown layer framed,
+// the heads switched off crossed out. Returns the square's size in CSS
+// pixels (the view maps a click to its layer with it).
+export function drawAll(canvas, v, layer, off, cmap) {
+  var L = v.tokens.length, h = v.h, n = v.attn.length;
+  var width = Math.max(280, Math.min(720, (canvas.parentNode && canvas.parentNode.clientWidth) || 640));
+  var cell = Math.max(8, Math.floor(width / n)), gap = cell >= 14 ? 1 : 0;
+  var big = document.createElement("canvas");
+  big.width = n * L; big.height = h * L;
+  var g = big.getContext("2d"), px = g.createImageData(n * L, h * L), W = n * L;
+  var pixels = new Uint32Array(px.data.buffer), colour = new Uint32Array(256);
+  for (var j = 0; j < 256; j++) { // RGBA as one little-endian word: a pixel a store
+    colour[j] = ((255 << 24) | (cmap[j][2] << 16) | (cmap[j][1] << 8) | cmap[j][0]) >>> 0;
+  }
+  for (var l = 0; l < n; l++) {
+    var a = v.attn[l];
+    for (var i = 0; i < h; i++) {
+      for (var q = 0; q < L; q++) {
+        var from = (i * L + q) * L, row = (i * L + q) * W + l * L;
+        for (var k = 0; k < L; k++) {
+          var w = a[from + k];
+          pixels[row + k] = colour[w <= 0 ? 0 : w >= 1 ? 255 : (255 * w + 0.5) | 0];
+        }
+      }
+    }
+  }
+  g.putImageData(px, 0, 0);
+  var dpr = devicePixelRatio || 1, cw = n * cell, ch = h * cell;
+  canvas.width = Math.round(cw * dpr); canvas.height = Math.round(ch * dpr);
+  canvas.style.width = cw + "px"; canvas.style.height = ch + "px";
+  var ctx = canvas.getContext("2d");
+  ctx.setTransform(dpr, 0, 0, dpr, 0, 0);
+  ctx.imageSmoothingEnabled = true; // each square an average of its pattern
+  ctx.imageSmoothingQuality = "high";
+  for (var x = 0; x < n; x++) {
+    for (var y = 0; y < h; y++) {
+      ctx.drawImage(big, x * L, y * L, L, L, x * cell + gap, y * cell + gap, cell - 2 * gap, cell - 2 * gap);
+      if (off[x * h + y]) {
+        ctx.strokeStyle = "#ffffff"; ctx.lineWidth = 1.5; // on viridis's darkest, too
+        ctx.beginPath();
+        ctx.moveTo(x * cell + 2, y * cell + 2); ctx.lineTo((x + 1) * cell - 2, (y + 1) * cell - 2);
+        ctx.moveTo((x + 1) * cell - 2, y * cell + 2); ctx.lineTo(x * cell + 2, (y + 1) * cell - 2);
+        ctx.stroke();
+      }
+    }
+  }
+  ctx.strokeStyle = "#f1605d"; ctx.lineWidth = 2;
+  ctx.strokeRect((layer - 1) * cell + 1, 1, cell - 2, ch - 2);
+  canvas.setAttribute("aria-label", "Every head of SmolLM2 on " + L + " tokens: " + n +
+    " columns, layers 1 to " + n + ", of " + h + " heads each; each square is one head's attention pattern. " +
+    "Layer " + layer + " is framed and shown below." +
+    (Object.keys(off).some(function (k) { return off[k]; }) ? " Crossed out: the heads switched off." : ""));
+  return cell;
 }
 
 // canvas: the chart; loss (L - 1) predicting tokens 2..L; base: the same

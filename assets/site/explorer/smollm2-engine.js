@@ -43,23 +43,32 @@ async function fetchJSON(url) {
   return r.json();
 }
 
-// The model's bytes, with progress; a short or failed download says so.
-async function fetchModel(onProgress) {
-  var resp = await fetch(DIR + M.file).catch(function () {
-    throw new Error("could not load " + M.file + " (no answer from the server)");
+// One file's bytes (its size from the manifest), with progress: done is
+// what came before it, all the whole download; a short, long or failed
+// download says so.
+async function fetchFile(file, size, done, all, onProgress) {
+  var resp = await fetch(DIR + file).catch(function () {
+    throw new Error("could not load " + file + " (no answer from the server)");
   });
-  if (!resp.ok) { throw new Error("could not load " + M.file + " (HTTP " + resp.status + ")"); }
-  var bytes = new Uint8Array(M.bytes), got = 0, reader = resp.body.getReader();
+  if (!resp.ok) { throw new Error("could not load " + file + " (HTTP " + resp.status + ")"); }
+  var bytes = new Uint8Array(size), got = 0, reader = resp.body.getReader();
   for (;;) {
     var chunk = await reader.read();
     if (chunk.done) { break; }
-    if (got + chunk.value.length > M.bytes) { throw new Error(M.file + " is larger than the build wrote (a damaged file)"); }
+    if (got + chunk.value.length > size) { throw new Error(file + " is larger than the build wrote (a damaged file)"); }
     bytes.set(chunk.value, got);
     got += chunk.value.length;
-    if (onProgress) { onProgress(got, M.bytes); }
+    if (onProgress) { onProgress(done + got, all); }
   }
-  if (got !== M.bytes) { throw new Error(M.file + " stopped after " + got + " of " + M.bytes + " bytes"); }
+  if (got !== size) { throw new Error(file + " stopped after " + got + " of " + size + " bytes"); }
   return bytes;
+}
+
+// The graph and its weights (ONNX external data, a file of their own).
+async function fetchModel(onProgress) {
+  var graph = await fetchFile(M.file, M.graph_bytes, 0, M.bytes, onProgress);
+  var data = await fetchFile(M.data, M.data_bytes, M.graph_bytes, M.bytes, onProgress);
+  return { graph: graph, data: data };
 }
 
 // Load everything (once): onnxruntime-web, the tokenizer, the model.
@@ -79,17 +88,22 @@ function load(onProgress) {
     var Tokenizer = (await import(STATIC + "tokenizers/tokenizers.min.mjs")).Tokenizer;
     var spec = await Promise.all([fetchJSON(DIR + M.tokenizer), fetchJSON(DIR + M.tokenizer_config)]);
     tokenizer = new Tokenizer(spec[0], spec[1]);
-    var bytes = await fetchModel(onProgress);
+    var files = await fetchModel(onProgress);
     var t0 = performance.now();
     try {
-      session = await ort.InferenceSession.create(bytes, { executionProviders: ["wasm"],
-        graphOptimizationLevel: "all" });
+      // The weights as external data: onnxruntime copies each tensor once
+      // into its memory (a model of 105 MB in one buffer took 271 MB there).
+      // No graph optimisation: it folds the 4-bit zero points and the
+      // vocabulary's slices into float copies (562 MB in all, measured by
+      // benchmarks/bench_explorer_smollm2.py), for no faster run.
+      session = await ort.InferenceSession.create(files.graph, { executionProviders: ["wasm"],
+        graphOptimizationLevel: "disabled", externalData: [{ path: M.data, data: files.data }] });
     } catch (err) {
       if (memoryError(err)) { throw new Error(memoryLine()); }
       throw new Error(M.file + " is not a model onnxruntime can read (a damaged file)");
     }
     await run([M.pad, M.pad], null); // the first run sets up the kernels
-    return { bytes: bytes.length, readyMs: performance.now() - t0 };
+    return { bytes: files.graph.length + files.data.length, readyMs: performance.now() - t0 };
   })();
   loading.catch(function () { loading = null; session = null; });
   return loading;

@@ -1,6 +1,6 @@
 // The explorer's real causal language model, SmolLM2-135M (#mha-smollm2):
-// a sentence (or its tokens repeated), one layer's nine heads at a time,
-// heads switched off, and the next-token loss at every position.
+// a sentence (or its tokens repeated), all 270 heads at once and one
+// layer's nine large, heads switched off, and the next-token loss at every position.
 //
 // First paint: the example sentences, computed by the package at build
 // time (SMOL.views). Nothing is downloaded until the reader presses "Load";
@@ -9,7 +9,7 @@
 // pictures are hidden while it shows (never stale ones).
 import { CMAP, SMOL } from "./data.js";
 import { el } from "./dom.js";
-import { drawHeads, drawLoss } from "./smollm2-draw.js";
+import { drawAll, drawHeads, drawLoss } from "./smollm2-draw.js";
 import { smol as E } from "./smollm2-engine.js";
 
 function decode(b64, n) { // the build's uint8 weights (round(255 w)), as weights
@@ -61,7 +61,15 @@ export function mountSmolLM2(root) {
   var chart = el("canvas", { class: "mha-smol-loss", role: "img" });
   var header = el("p", { class: "mha-smol-header" });
   var grid = el("div", { class: "mha-smol-grid" });
-  var pictures = el("div", { class: "mha-smol-pictures" }, [header, lossLine, chart, grid]);
+  var allTitle = el("p", { class: "mha-smol-header" });
+  var all = el("canvas", { class: "mha-smol-all", role: "img" });
+  var cell = 0;
+  all.addEventListener("click", function (e) { // a column: show its layer
+    var l = Math.floor((e.clientX - all.getBoundingClientRect().left) / cell) + 1;
+    if (cell && l >= 1 && l <= M.layers && String(l) !== layer.value) { layer.value = String(l); update("layer"); }
+  });
+  var pictures = el("div", { class: "mha-smol-pictures" }, [lossLine, chart, allTitle,
+    el("div", { class: "mha-smol-all-box" }, [all]), header, grid]);
   root.textContent = "";
   root.appendChild(el("div", { class: "mha-smol-controls" }, [
     el("div", { class: "mha-smol-buttons" }, [load, bar]),
@@ -130,6 +138,7 @@ export function mountSmolLM2(root) {
     var m = mask(), any = offList().length > 0;
     var r = await E.run(ids, m);
     var key = ids.join(",");
+    if (!any) { bases[key] = r.loss; } // kept: switching heads off then runs once
     if (any && !bases[key]) { bases[key] = (await E.run(ids, null)).loss; }
     return { tokens: tokens, ids: ids, h: M.h, loss: r.loss, attn: r.attn, base: any ? bases[key] : null, live: true };
   }
@@ -168,6 +177,10 @@ export function mountSmolLM2(root) {
     } else if (v.base) { line += " (every head on: " + mean(v.base, 0, n - 1).toFixed(2) + ")"; }
     lossLine.textContent = line + (offList().length ? "; heads off: " + offList().join(", ") + "." : ".");
     drawLoss(chart, v.loss, v.base, v.tokens, getComputedStyle(root).color);
+    allTitle.textContent = "All " + M.layers * M.h + " heads: a column a layer (1 to " + M.layers +
+      "), a row a head (1 to " + M.h + "). Click a column to show its layer below" +
+      (offList().length ? "; crossed out: switched off." : ".");
+    cell = drawAll(all, v, S.layer, S.off, CMAP);
     drawHeads(grid, v, S.layer, CMAP, api.state === "ready" ? toggle : null);
   }
 

@@ -19,7 +19,8 @@ multiplies with its ``MatMulNBits`` operator (``com.microsoft``):
 The numbers the graph multiplies are therefore the numbers
 :func:`~.files.load_weights` dequantizes (to float32 rounding of ``d * (q -
 zp)`` against ``d * q + m``): the page computes what ``load_smollm2()``
-computes. Graph (``L`` dynamic, 2..:data:`MAX_WEB_LEN`):
+computes. Graph (a sentence of ``L`` tokens, 2..:data:`MAX_WEB_LEN`, padded
+to :data:`MAX_WEB_LEN`), its weights in :data:`DATA_NAME` beside it:
 
 ====================================  ======================================
 inputs                                outputs
@@ -59,6 +60,11 @@ GGUF_NAMES = {"W_Q": "attn_q", "W_K": "attn_k", "W_V": "attn_v", "W_O": "attn_ou
               "W_gate": "ffn_gate", "W_up": "ffn_up", "W_down": "ffn_down"}
 GAINS = ("g_1", "g_2")
 BLOCK = 32  # weights per Q4_1 / Q8_0 block
+UNEMBED_CHUNKS = 8  # slices of the vocabulary the logits are computed in (:func:`_unembed`)
+#: The graph's weights, in a file of their own beside it (ONNX external
+#: data): the page hands them to onnxruntime-web as ``externalData``, which
+#: copies each tensor once into its memory rather than the whole model twice.
+DATA_NAME = "smollm2.onnx.data"
 
 
 class SmolLM2Graph(nn.Module):
@@ -196,11 +202,7 @@ def _to_4bit(model, reader, cfg) -> None:
         if name is None:
             raise InputError(f"MatMul by {B} {K}x{N} is no matrix of the GGUF file.")
         if name == "token_embd.weight":  # the tied unembedding: 8 bits, zero point 128
-            nodes.append(helper.make_node(
-                "MatMulNBits", [node.input[0], "E_q8", f"{e_scale}_flat"], list(node.output),
-                domain="com.microsoft", K=K, N=N, bits=8, block_size=BLOCK))
-            nodes.insert(0, helper.make_node("Reshape", [e_scale, init("E_flat", np.array(
-                [-1]))], [f"{e_scale}_flat"]))
+            nodes += _unembed(node, "E_q8", e_scale, K, N, init)
         else:
             packed, dq, mq = _q4_1_blocks(raw[name].data, N, K)
             base = B + "_q4"
@@ -221,6 +223,34 @@ def _to_4bit(model, reader, cfg) -> None:
     del g.node[:]
     g.node.extend(nodes)
     model.opset_import.append(helper.make_opsetid("com.microsoft", 1))
+
+
+def _unembed(node, table: str, scale: str, K: int, N: int, init) -> list:
+    """The logits ``x @ E^T`` as :data:`UNEMBED_CHUNKS` 8-bit ``MatMulNBits``
+    over slices of the vocabulary, concatenated: onnxruntime-web's kernel
+    widens its ``B`` to float32 while it multiplies, and the whole table
+    would take 113 MB of the page's memory for the run; a slice takes an
+    eighth. ``table`` (V, d / 32, 32) uint8 and ``scale`` (V, d / 32)."""
+    from onnx import helper
+
+    rows, nodes, outs = N // UNEMBED_CHUNKS, [], []
+    assert rows * UNEMBED_CHUNKS == N, f"vocabulary {N} not in {UNEMBED_CHUNKS} equal slices"
+    flat = init("E_flat", np.array([-1]))
+    nodes.append(helper.make_node("Reshape", [scale, flat], [f"{scale}_flat"]))
+    per_row = K // BLOCK  # scales a row
+    for c in range(UNEMBED_CHUNKS):
+        a, b = c * rows, (c + 1) * rows
+        q, s, out = f"{table}_{c}", f"{scale}_{c}", f"{node.output[0]}_{c}"
+        nodes += [
+            helper.make_node("Slice", [table, init(f"{q}_a", np.array([a])),
+                                       init(f"{q}_b", np.array([b]))], [q]),
+            helper.make_node("Slice", [f"{scale}_flat", init(f"{s}_a", np.array([a * per_row])),
+                                       init(f"{s}_b", np.array([b * per_row]))], [s]),
+            helper.make_node("MatMulNBits", [node.input[0], q, s], [out], domain="com.microsoft",
+                             K=K, N=rows, bits=8, block_size=BLOCK)]
+        outs.append(out)
+    nodes.append(helper.make_node("Concat", outs, list(node.output), axis=-1))
+    return nodes
 
 
 # ------------------------------------------------------------------ export
@@ -247,9 +277,31 @@ def _export_float(path, lm: CausalLM) -> None:
                           output_names=["loss", *names], do_constant_folding=True)
 
 
+def _share_constants(model) -> None:
+    """Keep one of each set of equal ``Constant`` tensors (in place): the
+    tracer writes each block's causal mask and rotary tables again, 30
+    copies of about 213 kB, which the page would download."""
+    first: dict[bytes, str] = {}
+    rename: dict[str, str] = {}
+    keep = []
+    for node in model.graph.node:
+        if node.op_type == "Constant" and node.attribute[0].name == "value":
+            key = node.attribute[0].t.SerializeToString()
+            if key in first:
+                rename[node.output[0]] = first[key]
+                continue
+            first[key] = node.output[0]
+        keep.append(node)
+    for node in keep:
+        node.input[:] = [rename.get(i, i) for i in node.input]
+    del model.graph.node[:]
+    model.graph.node.extend(keep)
+
+
 def _export(path, lm: CausalLM | None = None, gguf_file=None) -> Path:
     """Write SmolLM2's graph with its 4-bit matrices (:func:`_export_float`,
-    :func:`_to_4bit`) to ``path``."""
+    :func:`_to_4bit`) to ``path``, and its weights to :data:`DATA_NAME` in
+    the same folder."""
     import tempfile
 
     import gguf
@@ -266,9 +318,12 @@ def _export(path, lm: CausalLM | None = None, gguf_file=None) -> Path:
         _export_float(raw, lm)
         model = onnx.load(str(raw))
         _to_4bit(model, reader, lm.cfg)
+        _share_constants(model)
         model.ir_version = min(model.ir_version, 10)  # onnxruntime 1.30 reads up to 10
         path.parent.mkdir(parents=True, exist_ok=True)
-        onnx.save(model, str(path))
+        onnx.save(model, str(path), save_as_external_data=True, all_tensors_to_one_file=True,
+                  location=DATA_NAME, size_threshold=1024)
+        (path.parent / DATA_NAME).chmod(0o644)  # onnx writes it readable by its owner only
     return path
 
 
@@ -369,7 +424,10 @@ def _write(out: Path, log=print) -> dict:
         {"model_max_length": MAX_WEB_LEN, "clean_up_tokenization_spaces": False}))
     heads = _induction_heads(lm)
     best = int(heads[0].split(".")[0])
-    manifest = {"file": path.name, "bytes": path.stat().st_size, "layers": lm.cfg.n_layers,
+    graph_bytes, data_bytes = path.stat().st_size, (out / DATA_NAME).stat().st_size
+    manifest = {"file": path.name, "graph_bytes": graph_bytes, "data": DATA_NAME,
+                "data_bytes": data_bytes, "bytes": graph_bytes + data_bytes,
+                "layers": lm.cfg.n_layers,
                 "h": lm.cfg.h, "h_kv": lm.cfg.h_kv, "max_len": MAX_WEB_LEN, "pad": 0,
                 "tokenizer": "tokenizer.json", "tokenizer_config": "tokenizer_config.json",
                 "weights": "4-bit (Q4_1 blocks; embedding 8-bit Q8_0), onnxruntime MatMulNBits",
