@@ -84,6 +84,14 @@ def block_outside(context, base: str, blocked: list[str]) -> None:
 #: is made with ``**DRIVE`` (Playwright's ``bypass_csp``). The policy's own
 #: test (tests/test_csp.py) opens the pages without it.
 DRIVE = {"bypass_csp": True}
+#: An init script (``context.add_init_script``) with which a page keeps, from
+#: its first line, what its policy refused, in ``window.__csp``.
+CSP_RECORD = """window.__csp = [];
+document.addEventListener("securitypolicyviolation", (e) => window.__csp.push(
+  e.violatedDirective + " " + e.blockedURI + " " + (e.sourceFile || "") + ":" + e.lineNumber));"""
+#: The ids a page uses more than once (a function for ``page.evaluate``).
+IDS_TWICE = """() => { const ids = Array.from(document.querySelectorAll('[id]'), (e) => e.id);
+  return ids.filter((i, k) => ids.indexOf(i) !== k); }"""
 
 
 @contextlib.contextmanager

@@ -16,7 +16,7 @@ import numpy as np
 import pytest
 from PIL import Image
 
-from site_browser import SITE, offline_page, serve
+from site_browser import SITE
 from test_book import ROOT, toc_files
 
 HANDOUTS = SITE / "handouts"
@@ -201,22 +201,17 @@ def test_handout_prints_every_tab(stem: str):
             assert words in text, f"{stem}: tab {label!r} ({words!r}...) is not printed"
 
 
-def test_every_chapter_page_links_to_its_handout():
+def test_every_chapter_page_loads_the_handout_button():
+    """The site loads the Handout button's script and the print style; that
+    each chapter page, opened in Chromium, shows the button and that its
+    link serves the chapter's PDF is checked by test_site's per-page test
+    (which opens every page once)."""
     assert "chapter-links.js" in (ROOT / "_config.yml").read_text(), \
         "_config.yml must load assets/site/chapter-links.js (the Handout button)"
     assert "handouts/handouts.js" in (ROOT / "assets" / "site" / "chapter-links.js").read_text()
     assert "print.css" in (ROOT / "_config.yml").read_text(), \
         "_config.yml must load assets/site/print.css"
-    with serve() as base, offline_page(base) as (page, blocked):
-        for f in CHAPTER_PAGES:
-            page.goto(f"{base}/{f}.html", wait_until="domcontentloaded")  # chapter-links.js
-            link = page.locator("a.handout-button")
-            link.wait_for(timeout=10_000)
-            href = link.evaluate("a => a.href")                    # absolute
-            assert href == f"{base}/handouts/{Path(f).name}.pdf", f"{f}: handout link {href}"
-            resp = page.request.get(href)
-            assert resp.ok and resp.body()[:5] == b"%PDF-", f"{f}: {href} does not serve a PDF"
-        assert not blocked, f"the pages asked for other servers: {blocked[:3]}"
+    assert CHAPTER_PAGES, "no chapter pages found in _toc.yml"
 
 
 @pytest.mark.parametrize("stem", STEMS)

@@ -10,9 +10,19 @@ from urllib.parse import parse_qs, unquote, urlparse
 
 import pytest
 from playwright.sync_api import TimeoutError as PlaywrightTimeout
+from test_handouts import CHAPTER_PAGES
 
 from mhacourse.plotting.figure_text import png_min_text_px
-from site_browser import DRIVE, SITE, block_outside, document_screens, offline_page, serve
+from site_browser import (
+    CSP_RECORD,
+    DRIVE,
+    IDS_TWICE,
+    SITE,
+    block_outside,
+    document_screens,
+    offline_page,
+    serve,
+)
 from test_book import ROOT, toc_files
 
 PAGES = [f + ".html" for f in toc_files()]
@@ -26,6 +36,18 @@ def site():
     if not (SITE / "index.html").exists():
         pytest.fail("the site is not built: run `make book` first")
     with serve() as base, offline_page(base) as (page, blocked):
+        yield base, page, blocked
+
+
+@pytest.fixture(scope="module")
+def strict_site():
+    """As :func:`site`, but the pages' Content-Security-Policy holds for the
+    test's own scripts too, and each page keeps what it refused in
+    ``window.__csp`` (no ``wait_for_function`` with a string here)."""
+    if not (SITE / "index.html").exists():
+        pytest.fail("the site is not built: run `make book` first")
+    with serve() as base, offline_page(base, csp=True) as (page, blocked):
+        page.context.add_init_script(CSP_RECORD)
         yield base, page, blocked
 
 
@@ -57,14 +79,16 @@ AXE_SERIOUS = """async () => {
 
 
 @pytest.mark.parametrize("page", PAGES)
-def test_page_offline_math_renders_nothing_leaves_and_axe_passes(site, page):
-    """Every page, offline: its math renders, it reaches no other server, and
-    it logs no JavaScript error and no console error (a fresh visitor: no
-    colour mode stored yet). Then axe-core (served from _static/axe/) on the
-    same page, in the theme's light and dark modes: no serious or critical
-    violation. (One load of the page for the three: loading took most of
-    these checks' time.)"""
-    base, browser, blocked = site
+def test_page_offline_math_renders_nothing_leaves_and_axe_passes(strict_site, page):
+    """Every page, offline, with its Content-Security-Policy in force: its
+    math renders, it reaches no other server, its policy refuses nothing,
+    no id is used twice, and it logs no JavaScript error and no console
+    error (a fresh visitor: no colour mode stored yet). Then axe-core
+    (served from _static/axe/) on the same page, in the theme's light and
+    dark modes: no serious or critical violation. (One load of the page for
+    all: loading took most of these checks' time; tests/test_csp.py and
+    tests/test_train_live.py each walked every page again before.)"""
+    base, browser, blocked = strict_site
     blocked.clear()
     errors: list[str] = []
     on_error = lambda e: errors.append(f"uncaught: {e}")  # noqa: E731
@@ -85,6 +109,14 @@ def test_page_offline_math_renders_nothing_leaves_and_axe_passes(site, page):
         browser.remove_listener("console", on_console)
     assert blocked == [], f"{page} tried to reach {blocked}"
     assert errors == [], f"errors logged on {page}: {errors}"
+    assert browser.evaluate("window.__csp") == [], f"{page}: refused by its policy"
+    twice = browser.evaluate(IDS_TWICE)
+    assert twice == [], f"{page}: ids used twice: {twice}"
+    if page[:-len(".html")] in CHAPTER_PAGES:  # its Handout button (chapter-links.js)
+        href = browser.locator("a.handout-button").evaluate("a => a.href")
+        assert href == f"{base}/handouts/{Path(page).stem}.pdf", f"{page}: handout link {href}"
+        resp = browser.request.get(href)
+        assert resp.ok and resp.body()[:5] == b"%PDF-", f"{page}: {href} does not serve a PDF"
     browser.add_script_tag(url=f"{base}/_static/axe/axe.min.js")
     for mode, background in (("light", "rgb(255, 255, 255)"), ("dark", "rgb(18, 18, 18)")):
         browser.evaluate(f"document.documentElement.dataset.theme = '{mode}'")
