@@ -13,7 +13,7 @@ import re
 
 import jsonschema
 
-from mhacourse import web_train
+from mhacourse import web_patch, web_train
 from site_browser import ROOT
 
 EXPLORER = ROOT / "assets" / "site" / "explorer"
@@ -104,7 +104,8 @@ def test_knobs_and_readouts_are_written_once():
         except jsonschema.ValidationError:
             pass
     inputs = {k: web_train.graph_io(k)["inputs"] for k in web_train.STEP_NAMES}
-    own = {"s", "steps", "x", "heads", "ids", "head_mask", "noise", "width", "seed"}  # not knobs
+    own = {"s", "steps", "x", "heads", "ids", "head_mask", "noise", "width", "seed",
+           *web_patch.INPUTS}  # not knobs (web_patch's: the Patch view's pairs)
     fed = {k["input"] for k in knobs}
     assert all(any(k["input"] in i for i in inputs.values()) for k in knobs)
     assert set().union(*inputs.values()) - own == fed, "a graph input no knob declares"

@@ -303,9 +303,15 @@ def logit_diff(logits, answer, rival, positions) -> float:
     Shapes: ``logits`` (N, L, V), ``answer``, ``rival``, ``positions`` (N,).
     """
     check_logit_diff(logits, answer, rival, positions)
+    return float(logit_diff_core(logits, answer, rival, positions).mean())
+
+
+def logit_diff_core(logits, answer, rival, positions) -> torch.Tensor:
+    """Each pair's logit difference at its scored position, (N,) (no
+    checks; :func:`logit_diff` averages it)."""
     rows = torch.arange(logits.shape[0])  # (N,)
     at = logits[rows, positions]  # (N, V): each pair's scored position
-    return float((at[rows, answer] - at[rows, rival]).mean())
+    return at[rows, answer] - at[rows, rival]
 
 
 def fraction_recovered(patched, clean, corrupted):
@@ -316,6 +322,11 @@ def fraction_recovered(patched, clean, corrupted):
     apart, else refused (a near-zero denominator gives noise, not a ratio).
     """
     check_fraction(patched, clean, corrupted)
+    return fraction_core(patched, clean, corrupted)
+
+
+def fraction_core(patched, clean, corrupted):
+    """``(patched - corrupted) / (clean - corrupted)``, no checks."""
     return (patched - corrupted) / (clean - corrupted)
 
 
@@ -329,18 +340,69 @@ def _map(model, pairs: Pairs, target, values, unit) -> torch.Tensor:
     """The fraction recovered when ``target`` runs with one head (``unit=
     "head"``: (n_layers, h)) or one layer's heads (``"layer"``: (n_layers,))
     writing ``values`` instead of its output. The endpoints' gap is checked
-    before the loop."""
+    before the groups run (:func:`map_core`, all at once)."""
     score = pairs[2:]  # answer, rival, positions
     clean = logit_diff(_run(model, pairs.clean)[0], *score)
     corrupted = logit_diff(_run(model, pairs.corrupted)[0], *score)
     check_gap(clean, corrupted)
     n_layers, h = model.cfg.n_layers, model.cfg.h
-    groups = ([[(l, i)] for l in range(n_layers) for i in range(h)] if unit == "head"
-              else [[(l, i) for i in range(h)] for l in range(n_layers)])
-    out = torch.tensor([logit_diff(_run(model, target, _removed(model, g), values)[0],
-                                   *score) for g in groups])
+    out = map_core(lambda *a: _run(model, *a), target, values, score,
+                   groups_core(n_layers, h, unit))
     shape = (n_layers, h) if unit == "head" else (n_layers,)
     return fraction_recovered(out, clean, corrupted).reshape(shape)
+
+
+def groups_core(n_layers: int, h, unit: str) -> torch.Tensor:
+    """The masks of :func:`patching_map`'s groups, (G, n_layers, h): one
+    head per group (``"head"``, G = n_layers h, layer by layer) or one
+    layer's heads (``"layer"``, G = n_layers); 0 = replaced. ``h`` may be a
+    symbolic size (the page's graph)."""
+    if unit == "head":
+        return 1 - torch.eye(n_layers * h).reshape(n_layers * h, n_layers, h)
+    return 1 - torch.eye(n_layers)[:, :, None].expand(n_layers, n_layers, h)
+
+
+def map_core(run, target, values, score, masks) -> torch.Tensor:
+    """The mean logit difference of ``target`` (N, L) run once per group of
+    ``masks`` (G, n_layers, h), each group's heads writing ``values``
+    (n_layers, N or 1, h, L, d_k; None: zero), all groups as one batch of
+    G N sequences: (G,). ``run(ids, head_mask, head_values)`` is the
+    model's ``forward_heads``; ``score`` = (answer, rival, positions). No
+    checks (the page's patch graph traces it)."""
+    G, n_layers, h = masks.shape
+    N, L = target.shape
+    ids = target[None].expand(G, N, L).reshape(G * N, L)  # (G N, L)
+    mask = masks.transpose(0, 1)[:, :, None, :]  # (n_layers, G, 1, h)
+    mask = mask.expand(n_layers, G, N, h).reshape(n_layers, G * N, h)
+    if values is not None and values.shape[1] != 1:  # one row per sequence
+        n, _, _, L_, d_k = values.shape
+        values = values[:, None].expand(n, G, N, h, L_, d_k).reshape(
+            n, G * N, h, L_, d_k)  # (n_layers, G N, h, L, d_k)
+    logits = run(ids, mask, values)[0]  # (G N, L, V)
+    answer, rival, positions = (t[None].expand(G, N).reshape(G * N) for t in score)
+    return logit_diff_core(logits, answer, rival, positions).reshape(G, N).mean(dim=1)
+
+
+def maps_core(run, clean, corrupted, answer, rival, positions, n_layers: int, h):
+    """Everything the page's Patch view draws, from one corruption's pairs:
+    ``ends`` (2,), the clean and corrupted runs' mean logit difference, and
+    ``fractions`` (5, n_layers, h), the fraction recovered of each head
+    patched by :data:`DIRECTIONS` then ablated by :data:`METHODS` (on the
+    clean sequences, the default references): :func:`patching_map` and
+    :func:`ablation_map` with ``unit="head"``. No checks (the page's patch
+    graph); the caller refuses ends closer than :data:`MIN_GAP`."""
+    score = (answer, rival, positions)
+    logits, on_clean = run(clean, None, None)  # (N, L, V), (n_layers, N, h, L, d_k)
+    bad_logits, on_bad = run(corrupted, None, None)
+    ends = torch.stack([logit_diff_core(logits, *score).mean(),
+                        logit_diff_core(bad_logits, *score).mean()])  # (2,)
+    masks = groups_core(n_layers, h, "head")  # (n_layers h, n_layers, h)
+    jobs = ((corrupted, on_clean), (clean, on_bad),  # denoise, noise
+            (clean, None), (clean, on_clean.mean(dim=1, keepdim=True)),  # zero, mean
+            (clean, on_clean.roll(1, dims=1)))  # resample: row b gets row b - 1's
+    out = torch.stack([map_core(run, target, values, score, masks)
+                       for target, values in jobs])  # (5, n_layers h)
+    return ends, fraction_core(out, ends[0], ends[1]).reshape(5, n_layers, h)
 
 
 def patching_map(model, pairs, direction, unit="head") -> torch.Tensor:

@@ -50,7 +50,7 @@ import numpy as np
 import torch
 from torch import nn
 
-from . import bert, catalogue, explorer, tasks, web_train
+from . import bert, catalogue, explorer, tasks, web_patch, web_train
 from . import tiny_model as tm
 from ._validate import (
     InputError,
@@ -521,6 +521,7 @@ def build(out: Path, minilm: bool = True, log=print, workers: int = 2) -> dict:
         "wide": {"h": list(WIDE_H), "d_k": list(WIDE_DK)},
         "train": web_train.manifest_entry(graphs, out / "train"),
     }
+    manifest["train"]["patch"] = web_patch.manifest_entry(out / "train")  # the Patch view
     if minilm:
         manifest["minilm"] = done["minilm"]
         log(f"exported MiniLM ({done['minilm']['bytes'] / 1e6:.1f} MB)")

@@ -1,8 +1,8 @@
 """Training in the reader's browser: the package's training step, exported.
 
-At build time (``scripts/export_explorer.py``) this module writes five ONNX
-graphs, each traced **once** for every (h, d_k) (``h`` and ``d_model`` are
-symbolic sizes of the graph), and the data they read:
+At build time (``scripts/export_explorer.py``) this module writes six ONNX
+graphs (``patch``: :mod:`mhacourse.web_patch`), each traced **once** for
+every (h, d_k) (``h``, ``d_model``: symbolic sizes), and the data they read:
 
 =============  ==========================================  ====================
 graph          inputs                                      outputs
@@ -78,7 +78,7 @@ import numpy as np
 import torch
 from torch.fx.experimental.proxy_tensor import make_fx
 
-from . import tasks
+from . import tasks, web_patch
 from ._validate import (
     InputError,
     InputTypeError,
@@ -101,8 +101,7 @@ D_K_RANGE = (2, 64)  # width of a head
 D_MODEL_MAX = 256  # time: a step at d_model 256 takes ~0.1 s in the page
 MAX_STEPS = 1500  # the longest run the page offers (train_tiny_models' d_model 8)
 EXAMPLE = TinyConfig(h=3, d_k=7)  # traced at d_model 21: no size equals another
-STEP_NAMES = ("step", "evaluate", "forward", "circuits", "init")  # the graphs,
-#     longest export first
+STEP_NAMES = ("step", "patch", "evaluate", "forward", "circuits", "init")  # longest first
 
 
 #: The words of every size limit, written once: :func:`check_sizes` raises
@@ -360,6 +359,7 @@ def graph_functions(cfg: TinyConfig = EXAMPLE) -> dict:
                      [*names, "x", "head_mask", "layer_on"],
                      ["accuracy", "stats", "role", "named"]),
         "circuits": (circuits, (*P, heads()), [*names, "heads"], list(GRAPH_READOUTS)),
+        "patch": web_patch.graph(names, zeros(), cfg.h),
     }
 
 
@@ -416,7 +416,7 @@ def _dynamic_shapes(kind: str, args, cfg: TinyConfig = EXAMPLE):
     special = {"heads": {0: H}, "head_mask": {1: H}, "layer_on": None, "x": None,
                "noise": None, "seed": None, "identical": None, "width": {0: D},
                "s": None, "steps": None, "warmup": None, "clip": None,
-               "ids": {1: L}}
+               "ids": {1: L}, **dict.fromkeys(web_patch.INPUTS[:5], {0: N})}
     if kind == "evaluate":
         special["x"] = {0: N}  # any number of held-out sequences; step's is (32, 16)
     _, _, inputs, _ = graph_functions(cfg)[kind]

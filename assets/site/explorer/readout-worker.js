@@ -14,9 +14,11 @@
 //
 // The messages: trainer-client.js (Reader), the page's side, lists them.
 import { loadOrt, graph, words, ids64, weightFeeds, knobFeeds, only, report, fetchBytes, quietFor, afterQuiet } from "./worker-common.js";
+import { patchMaps } from "./readout-patch.js";
 
 let ort = null;
 let T = null; // the manifest's "train" entry
+let DIR = null; // where its files are
 let evaluate = null;
 let circuits = null;
 let heldout = null;
@@ -30,7 +32,7 @@ function boot(base, manifest) {
 
 async function start(base, manifest) {
   T = manifest.train;
-  const dir = base + "explorer-data/train/";
+  const dir = DIR = base + "explorer-data/train/";
   ort = await loadOrt(base);
   evaluate = await graph(ort, dir, T.graphs.evaluate);
   circuits = await graph(ort, dir, T.graphs.circuits);
@@ -98,6 +100,11 @@ self.onmessage = (e) => {
         if (!booting) { throw new Error("the read-out worker was not set up"); }
         await booting;
         self.postMessage(await read(msg));
+      }
+      else if (msg.type === "patch") { // the Patch view (readout-patch.js)
+        if (!booting) { throw new Error("the read-out worker was not set up"); }
+        await booting;
+        self.postMessage(await patchMaps(ort, T, DIR, msg));
       }
     } catch (err) {
       const out = report(err, msg.type);

@@ -9,7 +9,7 @@ import { MAN, CMAP } from "./data.js";
 import { el } from "./dom.js";
 import { ROLE_NAMES, headName } from "./trainer-text.js";
 
-function colour(v, top) { return CMAP[Math.max(0, Math.min(255, Math.round(255 * v / top)))]; }
+export function colour(v, top) { return CMAP[Math.max(0, Math.min(255, Math.round(255 * v / top)))]; }
 
 // The colour scale of a map: 0 to `top`.
 function scale(top) {

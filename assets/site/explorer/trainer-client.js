@@ -22,7 +22,10 @@
 //                    milliseconds; answered at once, not in turn)
 //   worker -> page:  booted | read {id, run, step, ms, accuracy (3), stats
 //                    (n_layers * h * 5), role, named (n_layers * h),
-//                    circuits} | error {id, run, message, stage}; run:
+//                    circuits} | patch {id, run, corruption, n, h, ends,
+//                    fractions, ms} (asked by patch {id, run, params, h,
+//                    corruption, n}: readout-patch.js) |
+//                    error {id, run, message, stage}; run:
 //                    the read's, echoed (the panel keeps only its model's)
 
 // A worker that does not start (its file missing, or refused) gives an
@@ -106,6 +109,18 @@ export class Reader {
     });
   }
 
+  // The Patch view's maps of the weights params (h heads) on the first n
+  // pairs of a corruption (trainer-patch.js); resolves as read does.
+  patch(params, h, corruption, n, run) {
+    const id = this.next++;
+    if (this.failed) { return Promise.reject(this.failed); }
+    return new Promise((resolve, reject) => {
+      this.pending[id] = { resolve: resolve, reject: reject };
+      this.worker.postMessage({ type: "patch", id: id, run: run, h: h, corruption: corruption, n: n,
+        params: params.map((p) => ({ data: p.data, dims: p.dims })) });
+    });
+  }
+
   fail(msg) {
     const err = new Error(msg.message);
     err.stage = msg.stage;
@@ -115,7 +130,7 @@ export class Reader {
   }
 
   receive(msg) {
-    if (msg.type === "read" && this.pending[msg.id]) {
+    if ((msg.type === "read" || msg.type === "patch") && this.pending[msg.id]) {
       this.pending[msg.id].resolve(msg);
       delete this.pending[msg.id];
     } else if (msg.type === "error") { this.fail(msg); }

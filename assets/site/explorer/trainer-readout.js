@@ -25,7 +25,7 @@ const READER = new URL("readout-worker.js", import.meta.url).href;
 const ADVICE = " Reset, then Train, to try again once the file is back; if this comes back, rebuild the site with `make book`.";
 
 let shared = null; // the page's one read-out worker, started with the first read
-function reader() { return shared || (shared = new Reader(READER, STATIC, MAN)); }
+export function reader() { return shared || (shared = new Reader(READER, STATIC, MAN)); }
 // After a failure to load: a new worker, which loads everything again.
 export function renewReader() { if (shared && shared.failed) { shared = null; } }
 

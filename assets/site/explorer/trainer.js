@@ -25,6 +25,7 @@ import { lossNote, timeline, showPython } from "./trainer-text.js";
 import { buildView } from "./trainer-view.js";
 import { Lifecycle, unavailable } from "./trainer-run.js";
 import { Lab } from "./trainer-lab.js";
+import { PatchView } from "./trainer-patch.js";
 
 const WORKER = new URL("train-worker.js", import.meta.url).href;
 const READ_EVERY = 20; // steps between two copies of the weights (pictures and read-outs)
@@ -50,7 +51,7 @@ export class Panel extends Lifecycle {
     this.readout = new Readouts(this);
     const box = buildView(this, defaults, who, who ? who.replace(/: $/, "") : "");
     root.appendChild(box);
-    this.lab = new Lab(this, box); // predict, link, files, report (trainer-lab.js)
+    this.lab = new Lab(this, box); this.patch = new PatchView(this, box); // trainer-lab.js, trainer-patch.js
     // The worker (onnxruntime's WebAssembly, the graphs, the data: about
     // 17 MB and a second or two of a core) starts when the panel comes near
     // the screen, not with the page: the explorer above stays quick.
