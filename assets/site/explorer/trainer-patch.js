@@ -36,7 +36,7 @@ function grid(title, v, layers, h) {
     }
   }
   cv.setAttribute("aria-label", title + ", fraction recovered per head (rows: layers, columns: heads): " + words.join(", ") + ".");
-  return el("figure", { class: "mha-patch-map" }, [cv, el("figcaption", { text: title })]);
+  return el("figure", { class: "mha-patch-map" }, [cv, el("figcaption", { text: title + " (rows L1..L" + layers + ", columns H1..H" + h + ")" })]);
 }
 
 export class PatchView {
@@ -55,6 +55,9 @@ export class PatchView {
     this.maps = el("div", { class: "mha-patch-maps" });
     this.python = el("p", { class: "mha-patch-python" });
     this.help = el("p", { class: "mha-patch-help" });
+    // each control named once on a page of two runs: "Run A: corruption"
+    const who = (P.train.getAttribute("aria-label") || "").replace(/Train$/, "");
+    [[this.choice, "corruption"], [this.count, "pairs"], [this.go, "Patch"]].forEach(([e, n]) => e.setAttribute("aria-label", who + n));
     const lab = (input, text) => el("label", { for: input.id }, [text, " ", input]);
     this.element = el("details", { class: "mha-patch" }, [el("summary", { text: "Patch: what flows through each head" }),
       el("p", { text: "After a run: each head's output put in from the other input (patching), or replaced " +
