@@ -33,7 +33,6 @@ from mhacourse import batching, decoder, head_analysis, kv_cache, positions, tas
 from mhacourse import tiny_model as tm  # noqa: E402
 from mhacourse import web_export as wx  # noqa: E402
 from mhacourse._validate import InputError, InputFileError, InputTypeError  # noqa: E402
-from mhacourse.tiny_model.files import _digest  # noqa: E402
 from mhacourse.plotting import (  # noqa: E402
     attention_heatmap,
     block_diagram,
@@ -49,6 +48,7 @@ from mhacourse.plotting import (  # noqa: E402
     ratio_bars,
     top_attended,
 )
+from mhacourse.tiny_model.files import _digest  # noqa: E402
 
 G = torch.Generator().manual_seed(23)
 NAN, INF = float("nan"), float("inf")
