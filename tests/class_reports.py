@@ -26,6 +26,12 @@ BANDS = [
 ]
 
 
+def band_words(answer: str) -> str:
+    """A band as the class page writes it."""
+    return {"before_200": "before 200", "200_399": "200–399", "400_799": "400–799",
+            "800_or_later": "800 or later", "never": "never"}[answer]
+
+
 def manifest() -> dict:
     return json.loads(MANIFEST.read_text())
 
@@ -88,7 +94,7 @@ def class_spec(n: int = 30, seed: int = 0) -> list[dict]:
             "student": f"Student {i + 1:02d}",
             "h": h,
             "d_k": d_k,
-            "seed": i % 3,
+            "seed": i,  # a seed a student: no two reports are one run
             "steps": steps,
             "layers": layers,
             "warmup": i % 10 != 4,
@@ -118,7 +124,7 @@ def class_spec(n: int = 30, seed: int = 0) -> list[dict]:
             ]
         if i in (11, 23):  # the link names another size than the report's
             run["link"] = (
-                f"http://127.0.0.1/chapters/explorer.html?h={h * 2}&d_k={d_k}&seed={i % 3}"
+                f"http://127.0.0.1/chapters/explorer.html?h={h * 2}&d_k={d_k}&seed={i}"
                 f"&steps={steps}#explorer-train"
             )
         runs.append(run)

@@ -247,16 +247,31 @@ def test_plateau_link_and_quiz_key_from_the_class(opened):
     trusted = [r for r in runs if "link" not in r]
     key = p.locator(".mha-class-quiz li").all_inner_texts()
     left = sum(r["phase"] is not None for r in trusted)
-    assert key[0] == f"Q1. Runs that left the plateau: {left} of {len(trusted)}."
+    # every run of the fixture is its own (no two share settings and seed)
+    n = len(trusted)
+    assert key[0].startswith(
+        f"Q1. Runs that left the plateau: {left} of {n} distinct runs ({n} reports). By setting: "
+    ), key[0]
     graded = [r for r in trusted if "predict" in r]
     right = sum(r["grade"] == "right" for r in graded)
-    assert key[3] == f"Q4. Phase-change predictions graded right: {right} of {len(graded)}."
-    h4 = sorted(
-        r["phase"] for r in trusted if (r["h"], r["d_k"]) == (4, 16) and r["phase"] is not None
-    )
-    assert f"phase change from step {h4[0]} to {h4[-1]}" in key[4], key[4]
-    # the charts: each of the trusted runs once in each chart
-    assert p.locator(".mha-class-charts g.mha-class-run").count() == 2 * len(trusted)
+    shown = {}
+    for r in graded:
+        shown[r["band"]] = shown.get(r["band"], 0) + 1
+    best = min(shown, key=lambda b: (-shown[b], b))
+    assert key[3].startswith(
+        f"Q4. Phase-change predictions graded right: {right} of {len(graded)}. The best "
+        f"constant answer, \"{C.band_words(best)}\" every time, would have been right "
+        f"{shown[best]} of {len(graded)} times"), key[3]
+    # the seed spread: runs of 4 x 16 with every other setting at its default
+    plain = [r for r in trusted if (r["h"], r["d_k"], r["layers"], r["warmup"]) == (4, 16, 2, True)
+             and r.get("step", r["steps"]) == r["steps"]]
+    h4 = sorted(r["phase"] for r in plain if r["phase"] is not None)
+    assert (f"4 × 16, {plain[0]['steps']} steps ({len(plain)} runs, seeds "
+            f"{', '.join(str(s) for s in sorted(r['seed'] for r in plain))}): phase change "
+            f"from step {h4[0]} to {h4[-1]}") in key[4], key[4]
+    # the charts: each distinct run once in each chart, named
+    assert p.locator(".mha-class-charts g.mha-class-run").count() == 2 * n
+    assert p.locator(".mha-class-charts g.mha-class-run text").count() == 2 * n
 
 
 def test_thirty_reports_open_within_two_seconds(opened):
@@ -302,7 +317,7 @@ def test_a_rerun_is_judged_within_the_stated_tolerance(opened):
     p = opened["page"]
     text = p.locator(".mha-class-tolerance").inner_text()
     assert (
-        "within 1e-4 of the report's (relative)" in text
+        "within 1e-3 of the report's (relative)" in text
         and "within 5 of the 15,360 scored positions" in text
     )
     p.evaluate("""() => import('../_static/class/class.js').then(m => {

@@ -51,45 +51,51 @@ export function table(runs, onShow, onRerun, canRerun, knobs) {
 }
 
 // The step of the phase change against one size (h or d_k, log2 axis), the
-// class's runs in colour over the book's in grey; runs that never left the
-// plateau on the "never" row at the top.
-function sizeChart(runs, ref, axis) {
-  const vals = runs.map((x) => x.report.settings[axis]).concat(ref.points.map((p) => p[axis]), ref.sweep.map((p) => p[axis]));
+// class's distinct runs in colour, each named, over the book's in grey
+// (those with every knob at its default); runs that never left the plateau
+// on the "never" row at the top. distinct: distinctRuns' list.
+function sizeChart(distinct, book, ref, axis) {
+  const vals = distinct.map((d) => d.report.settings[axis]).concat(book.map((p) => p[axis]), ref.sweep.map((p) => p[axis]));
   const lo = 0, hi = Math.max(1, Math.ceil(Math.log2(Math.max(...vals))));
-  const maxStep = Math.max(800, ...runs.map((x) => x.report.settings.steps), ...ref.points.map((p) => p.steps));
+  const maxStep = Math.max(800, ...distinct.map((d) => d.report.settings.steps), ...book.map((p) => p.steps));
   const never = maxStep * 1.1, ticks = [];
   for (let t = lo; t <= hi; t++) { ticks.push(t); }
   const pt = (v, step) => ({ x: Math.log2(v) - lo + 0.3, y: step === null ? never : step });
   const points = [];
-  ref.points.forEach((p) => points.push(Object.assign(pt(p[axis], p.phase_step), { colour: "#767676", shape: p.phase_step === null ? "x" : "ring",
+  book.forEach((p) => points.push(Object.assign(pt(p[axis], p.phase_step), { colour: "#767676", shape: p.phase_step === null ? "x" : "ring",
     cls: "mha-class-book", title: "book (" + p.source + " " + p.name + "): h = " + p.h + ", d_k = " + p.d_k + ", seed " + p.seed + ": " + stepText(p.phase_step) })));
   ref.sweep.filter((p) => !p.left).forEach((p) => points.push(Object.assign(pt(p[axis], null), { colour: "#767676", shape: "x",
     cls: "mha-class-book", title: "chapter 8's sweep: h = " + p.h + ", d_k = " + p.d_k + ", seed " + p.seed + ": never" })));
-  runs.forEach((x, i) => {
-    const r = x.report, at = pt(r.settings[axis], r.phase_step);
+  distinct.forEach((d, i) => {
+    const r = d.report, at = pt(r.settings[axis], r.phase_step);
     at.x += ((i % 5) - 2) * 0.06; // side by side, not on top of each other
+    const names = d.students.join(", ");
     points.push(Object.assign(at, { colour: r.phase_step === null ? COLOURS[1] : COLOURS[0],
-      shape: r.phase_step === null ? "x" : "dot", cls: "mha-class-run", title: r.student + ": " + sizeText(r.settings) + ", seed " + r.settings.seed + ": " + stepText(r.phase_step) }));
+      shape: r.phase_step === null ? "x" : "dot", cls: "mha-class-run", label: names.length > 18 ? names.slice(0, 17) + "…" : names,
+      title: names + ": " + sizeText(r.settings) + ", seed " + r.settings.seed + ": " + stepText(r.phase_step) }));
   });
-  const shown = runs.filter((x) => x.report.phase_step !== null).length;
+  const shown = distinct.filter((d) => d.report.phase_step !== null).length;
   return chart({ w: 380, h: 220, xMax: hi - lo + 0.6, yMax: never, xTicks: ticks.map((t) => t + 0.3), xFormat: (t) => String(2 ** Math.round(t - 0.3 + lo)),
     yTicks: [0, 400, 800, maxStep > 1000 ? 1200 : null, never].filter((t) => t !== null), yFormat: (t) => (t === never ? "never" : String(t)),
     xLabel: axis === "h" ? "h (heads)" : "d_k (width of a head)", yLabel: "step of the phase change", points,
-    label: "Step of the phase change against " + axis + ": " + shown + " of the class's " + runs.length + " runs left the plateau; the book's " +
-      ref.points.length + " recorded runs in grey." });
+    label: "Step of the phase change against " + axis + ": " + shown + " of the class's " + distinct.length + " distinct runs left the plateau; the book's " +
+      book.length + " recorded runs with every knob at its default in grey." });
 }
 
-export function charts(runs, ref) {
-  const grid = ref.points.filter((p) => p.source === "grid");
-  const every = [...new Set(ref.points.map((p) => p.every))].sort((a, b) => a - b).join(" or ");
+export function charts(distinct, ref) {
+  const book = ref.points.filter((p) => !Object.keys(p.knobs || {}).length);
+  const grid = book.filter((p) => p.source === "grid");
+  const every = [...new Set(book.map((p) => p.every))].sort((a, b) => a - b).join(" or ");
   const stuck = ref.sweep.filter((p) => !p.left);
   return el("div", { class: "mha-class-charts" }, [
-    el("div", { class: "mha-class-chart-row" }, [sizeChart(runs, ref, "h"), sizeChart(runs, ref, "d_k")]),
-    key([{ colour: COLOURS[0], label: "a student's run", shape: "dot" }, { colour: COLOURS[1], label: "a student's run that never left the plateau", shape: "x" },
+    el("div", { class: "mha-class-chart-row" }, [sizeChart(distinct, book, ref, "h"), sizeChart(distinct, book, ref, "d_k")]),
+    key([{ colour: COLOURS[0], label: "a student's run (named; copies of one run are one point)", shape: "dot" },
+      { colour: COLOURS[1], label: "a student's run that never left the plateau", shape: "x" },
       { colour: "#767676", label: "the book's runs", shape: "ring" }]),
-    el("p", { class: "mha-class-note", text: "Grey: the book's runs, read with the same rule: the trained grid (" + grid.length +
-      " models, seed 0) and chapter 11's " + (ref.points.length - grid.length) + " runs of h = 4, d_k = 16, recorded every " + every +
-      " steps, so their steps are known to that many steps. Chapter 8's sweep (d_model = 64, " + (ref.sweep[0] ? ref.sweep[0].steps : "–") +
+    el("p", { class: "mha-class-note", text: "Grey: the book's runs with every knob at its default, read with the same rule: the trained grid (" + grid.length +
+      " models, seed 0) and chapter 11's " + (book.length - grid.length) + " runs of h = 4, d_k = 16, recorded every " + every +
+      " steps, so their steps are known to that many steps" + (ref.points.length > book.length ? " (its " + (ref.points.length - book.length) +
+      " runs with a knob off its default are left out)" : "") + ". Chapter 8's sweep (d_model = 64, " + (ref.sweep[0] ? ref.sweep[0].steps : "–") +
       " steps) kept only each run's final accuracy: its " + stuck.length + " runs that never left the plateau (h = " +
       [...new Set(stuck.map((p) => p.h))].join(", ") + ") are the grey crosses on the \"never\" row; the others left it, at a step it did not record." }),
   ]);
@@ -110,20 +116,33 @@ export function lists(runs, knobs) {
   ]);
 }
 
-// The quiz key from the class's runs (the lesson's questions, by number).
+const runsText = (n) => n + (n === 1 ? " run" : " runs");
+const seedsText = (g) => (g.seeds.length === 1 ? "seed " : "seeds ") + g.seeds.join(", ");
+const prevText = (prev) => Object.keys(prev).sort().map((k) => k + " " + prev[k]).join(", ");
+
+// The quiz key from the class's runs (the lesson's questions, by number):
+// every line over distinct runs, one group a setting (all but the seed),
+// each with the runs it rests on.
 export function quiz(stats) {
-  const prev = Object.keys(stats.previousIn).sort().map((k) => k + ": " + stats.previousIn[k]).join(", ");
-  const byH = stats.medianByH.map((m) => "h = " + m.h + ": step " + m.median + " (" + m.n + (m.n === 1 ? " run" : " runs") + ")").join("; ");
-  const sp = stats.spread;
+  const gs = stats.groups, spread = gs.filter((g) => g.n > 1);
+  const each = (f) => gs.map((g) => g.setting + " (" + seedsText(g) + "): " + f(g)).join("; ");
+  const c = stats.constant;
   const items = [
-    "Q1. Runs that left the plateau: " + stats.left + " of " + stats.runs + ".",
-    "Q2. Median step of the phase change at d_model = 64, by h: " + (byH || "no run of d_model 64 left the plateau") + ".",
-    "Q3. Where the previous-token heads were at the end (runs): " + (prev || "–") + ".",
-    "Q4. Phase-change predictions graded right: " + stats.right + " of " + stats.predicted + ".",
-    "Q5. " + (sp ? "The settings most of the class ran, " + sp.size + " (h × d_k and the knobs off their defaults, " + sp.n +
-      " runs): phase change from step " +
-      stepText(sp.lo) + " to " + stepText(sp.hi) + ", " + sp.never + " never." : "No run."),
-    "Q6. Lookup accuracy with every head of layer 1 off (median of " + stats.layer1Off.n + " runs that tried it): " + pct(stats.layer1Off.median) + ".",
+    "Q1. Runs that left the plateau: " + stats.left + " of " + stats.runs + " distinct runs (" + stats.reports + " reports). By setting: " +
+      each((g) => g.left + " of " + g.n) + ".",
+    "Q2. Median step of the phase change at d_model = 64, every knob at its default, by h: " +
+      (stats.byH.length ? stats.byH.map((m) => "h = " + m.h + ": " + (m.median === null ? "none left the plateau" : "step " + m.median) +
+        " (" + m.left + " of " + runsText(m.n) + ")").join("; ") : "no such run") + ".",
+    "Q3. Where the previous-token heads were at the end (distinct runs): " + each((g) => prevText(g.previousIn)) + ".",
+    "Q4. Phase-change predictions graded right: " + stats.right + " of " + stats.predicted + "." + (c ? " The best constant answer, \"" +
+      (BAND[c.band] || c.band) + "\" every time, would have been right " + c.right + " of " + stats.predicted + " times: the class did " +
+      (stats.right > c.right ? "better than" : stats.right === c.right ? "as well as" : "worse than") + " it." : ""),
+    "Q5. " + (spread.length ? "Runs that differ only in the seed: " + spread.map((g) => g.setting + " (" + runsText(g.n) + ", " + seedsText(g) + "): " +
+      (g.left ? "phase change from step " + g.lo + " to " + g.hi : "none left the plateau") + (g.left && g.never ? ", " + g.never + " never" : "")).join("; ") + "." :
+      "No two distinct runs share their settings: give each student her own seed (Links for the class, above)."),
+    "Q6. Lookup accuracy with every head of layer 1 off (median over the runs that tried it): " +
+      (gs.some((g) => g.layer1Off.n) ? gs.filter((g) => g.layer1Off.n).map((g) => g.setting + ": " + pct(g.layer1Off.median) + " (" +
+        runsText(g.layer1Off.n) + ")").join("; ") : "no run tried it") + ".",
   ];
   return el("ol", { class: "mha-class-quiz" }, items.map((t) => el("li", { text: t })));
 }

@@ -11,7 +11,7 @@ export const MAX_BYTES = 1000000; // a report of 1,500 steps at h = 16 is under 
 // A re-run agrees with its report when every loss is within LOSS_REL of the
 // report's (relative) and every held-out accuracy within POSITIONS scored
 // positions of the held-out set's (class.js states both, and why, on the page).
-export const TOLERANCE = { lossRel: 1e-4, positions: 5 };
+export const TOLERANCE = { lossRel: 1e-3, positions: 5 };
 
 const who = (r) => r.student.trim().replace(/\s+/g, " ").toLowerCase();
 const graded = (p) => p.grade === "right" || p.grade === "wrong";
@@ -83,7 +83,10 @@ export async function readReport(text, ctx, size = text ? text.length : 0) {
     return { problem: ": " + Math.round(size / 1000) + " KB, too large to be a report (at most " + MAX_BYTES / 1000 + " KB)" };
   }
   let r;
-  try { r = JSON.parse(text); } catch (e) { return { problem: ": not a report: not JSON (" + e.message.split("\n")[0] + ")" }; }
+  try { r = JSON.parse(text); } catch (e) {
+    return { problem: ": not a report: a report is the .json file the trainer's Export report saves, and this file is not JSON" +
+      (/^\s*</.test(text) ? " (it looks like a web page: save the report, not the page)" : "") };
+  }
   if (!r || typeof r !== "object" || r.format !== REPORT_FORMAT) { return { problem: ": not a report: it has no \"format\": \"" + REPORT_FORMAT + "\"" }; }
   if (r.version !== REPORT_VERSION) {
     return { problem: ": a report of format version " + JSON.stringify(r.version) + "; this page reads version " + REPORT_VERSION +
@@ -180,6 +183,31 @@ const median = (xs) => {
   return k ? (k % 2 ? s[(k - 1) / 2] : (s[k / 2 - 1] + s[k / 2]) / 2) : null;
 };
 
+// Everything that makes a run but its seed, in words: the size, the knobs
+// off their defaults, the steps and, for a run stopped early, where it
+// stopped ("4 × 16, 800 steps", "4 × 16, layers 1, 800 steps, stopped at
+// 300"). Runs of one setting differ only by their seed.
+export function settingsOf(r, knobs) {
+  const s = r.settings;
+  return groupOf(s, knobs) + ", " + s.steps + " steps" + (r.step < s.steps ? ", stopped at " + r.step : "");
+}
+
+// The class's distinct runs: the same link gives the same run to the bit,
+// so reports of one setting and one seed are copies of one run. Returns
+// [{report (the first), students, reports (how many), setting}], in the
+// order of the first report of each.
+export function distinctRuns(runs, knobs) {
+  const out = new Map();
+  runs.forEach((x) => {
+    const r = x.report, setting = settingsOf(r, knobs), id = setting + " | seed " + r.settings.seed;
+    if (!out.has(id)) { out.set(id, { report: r, students: [], reports: 0, setting }); }
+    const d = out.get(id);
+    d.students.push(r.student);
+    d.reports++;
+  });
+  return Array.from(out.values());
+}
+
 // Which layers hold a head of `role` at the run's last read-out: "layer 1",
 // "layer 2", "both" or "neither" (the question bank's previous_layers).
 export function layersWith(report, role) {
@@ -188,35 +216,47 @@ export function layersWith(report, role) {
   return has[0] && has[1] ? "both" : has[0] ? "layer 1" : has[1] ? "layer 2" : "neither";
 }
 
-// The quiz key the class's runs give (the lesson's questions): counts and
-// medians over the runs shown; a spread is over the runs of one group
-// (groupOf: the size and the knobs; knobs: the manifest's).
+// The lookup accuracy with every head of layer 1 off (the run's last such
+// ablation), or null.
+function layer1Off(r) {
+  const all = Array.from({ length: r.settings.h }, (_, i) => "L1H" + (i + 1));
+  const a = r.ablations.filter((x) => x.off.length === all.length && all.every((n) => x.off.includes(n))).pop();
+  return a ? a.accuracy[2] : null;
+}
+
+// The quiz key the class's runs give (the lesson's questions). Every count
+// is over distinct runs (distinctRuns), grouped by every setting but the
+// seed (settingsOf), and says how many runs it rests on. Q4 is over the
+// students' predictions (each her own), against the best constant answer:
+// the band the most of those runs showed. knobs: the manifest's.
 export function classStats(runs, knobs) {
-  const rs = runs.map((x) => x.report);
-  const left = rs.filter((r) => r.phase_step !== null);
-  const byH = {};
-  rs.filter((r) => r.settings.d_model === 64 && r.phase_step !== null).forEach((r) => {
-    (byH[r.settings.h] = byH[r.settings.h] || []).push(r.phase_step);
-  });
-  const preds = rs.map((r) => r.predictions.find((p) => p.id === "phase_step")).filter((p) => p && graded(p));
-  const prevIn = {};
-  rs.forEach((r) => { const k = layersWith(r, "previous"); prevIn[k] = (prevIn[k] || 0) + 1; });
-  const l1off = rs.map((r) => {
-    const all = Array.from({ length: r.settings.h }, (_, i) => "L1H" + (i + 1));
-    const a = r.ablations.filter((x) => x.off.length === all.length && all.every((n) => x.off.includes(n))).pop();
-    return a ? a.accuracy[2] : null;
-  }).filter((x) => x !== null);
-  const bySize = {};
-  rs.forEach((r) => { const k = groupOf(r.settings, knobs); (bySize[k] = bySize[k] || []).push(r); });
-  const biggest = Object.keys(bySize).sort((a, b) => bySize[b].length - bySize[a].length || (a < b ? -1 : 1))[0];
-  const steps = biggest ? bySize[biggest].map((r) => r.phase_step).filter((x) => x !== null) : [];
+  const distinct = distinctRuns(runs, knobs);
+  const groups = new Map();
+  distinct.forEach((d) => { if (!groups.has(d.setting)) { groups.set(d.setting, []); } groups.get(d.setting).push(d); });
+  const perGroup = Array.from(groups, ([setting, ds]) => {
+    const steps = ds.map((d) => d.report.phase_step).filter((x) => x !== null);
+    const prev = {};
+    ds.forEach((d) => { const k = layersWith(d.report, "previous"); prev[k] = (prev[k] || 0) + 1; });
+    const off = ds.map((d) => layer1Off(d.report)).filter((x) => x !== null);
+    const r0 = ds[0].report;
+    return { setting, n: ds.length, reports: ds.reduce((a, d) => a + d.reports, 0),
+      seeds: ds.map((d) => d.report.settings.seed).sort((a, b) => a - b),
+      left: steps.length, never: ds.length - steps.length, lo: steps.length ? Math.min(...steps) : null,
+      hi: steps.length ? Math.max(...steps) : null, median: median(steps), previousIn: prev,
+      layer1Off: { n: off.length, median: median(off) },
+      h: r0.settings.h, d_model: r0.settings.d_model, plain: !knobWords(knobs, r0.settings).length && r0.step === r0.settings.steps };
+  }).sort((a, b) => b.n - a.n || (a.setting < b.setting ? -1 : 1));
+  // Q2: d_model 64, every knob at its default, whole runs: one group per h
+  const byH = perGroup.filter((g) => g.d_model === 64 && g.plain).sort((a, b) => a.h - b.h);
+  const preds = runs.map((x) => x.report.predictions.find((p) => p.id === "phase_step")).filter((p) => p && graded(p));
+  const shown = {};
+  preds.forEach((p) => { shown[p.answer] = (shown[p.answer] || 0) + 1; });
+  const best = Object.keys(shown).sort((a, b) => shown[b] - shown[a] || (a < b ? -1 : 1))[0];
   return {
-    runs: rs.length, left: left.length,
-    medianByH: Object.keys(byH).map(Number).sort((a, b) => a - b).map((h) => ({ h, median: median(byH[h]), n: byH[h].length })),
+    runs: distinct.length, reports: runs.length, groups: perGroup,
+    left: perGroup.reduce((a, g) => a + g.left, 0),
+    byH: byH.map((g) => ({ h: g.h, median: g.median, left: g.left, n: g.n, setting: g.setting })),
     predicted: preds.length, right: preds.filter((p) => p.grade === "right").length,
-    previousIn: prevIn,
-    layer1Off: { n: l1off.length, median: median(l1off) },
-    spread: biggest ? { size: biggest, n: bySize[biggest].length, lo: steps.length ? Math.min(...steps) : null,
-      hi: steps.length ? Math.max(...steps) : null, never: bySize[biggest].length - steps.length } : null,
+    constant: best === undefined ? null : { band: best, right: shown[best] },
   };
 }

@@ -12,9 +12,10 @@
 // runs (scripts/class_reference.py). runner(settings, steps, link), when the
 // trainer page wires one, re-runs a report's link in this page and returns
 // a promise of {loss, steps, accuracy, sha256}.
-import { MAX_BYTES, TOLERANCE, classStats, compareRerun, parseLink, readClass } from "./class-read.js";
+import { MAX_BYTES, TOLERANCE, classStats, compareRerun, distinctRuns, parseLink, readClass } from "./class-read.js";
 import { charts, lists, quiz, table } from "./class-draw.js";
 import { printReport, reportView } from "./report-view.js";
+import { linksForm } from "./links.js";
 import { buildId } from "./report.js";
 import { el } from "./svg.js";
 
@@ -43,8 +44,9 @@ function toleranceText(positions) {
     "(WebAssembly's relaxed SIMD instructions, which an engine may use, are allowed to fuse a multiply and an add " +
     "on one machine and not on another), and a " +
     "difference in the last bit of one step moves every later step a little. The book's own parity figures set the " +
-    "scale: a page run and its Python line, two different engines, agree to about 2.5e-7 in loss (relative) and to 1 " +
-    "scored position in accuracy. The tolerance leaves room for that and more, and is still far smaller than any " +
+    "scale: a page run and its Python line, two different engines, agree to about 2.5e-7 in loss (relative) at the first " +
+    "step, but the gap grows as the run goes on, to about 7e-5 by the end of a whole run, and to 1 scored position in " +
+    "accuracy. The tolerance is over ten times that gap, and is still far smaller than any " +
     "edit one would make by hand (one point of accuracy is " + Math.round(positions / 100) + " positions).";
 }
 
@@ -70,16 +72,23 @@ export async function mountClass(root, opts = {}) {
   const ctx = { schema, build, ruleLookup, margin: man.train.phase_margin, paramCount: paramCounter(man),
     parseLink: opts.parseLink || parseLink, knobs: man.train.knobs || [] };
 
+  const projector = el("button", { type: "button", class: "mha-class-projector-btn", "aria-pressed": "false", text: "Projector view" });
+  projector.addEventListener("click", () => {
+    const on = root.classList.toggle("mha-class-projecting");
+    projector.setAttribute("aria-pressed", String(on));
+    projector.textContent = on ? "Leave projector view" : "Projector view";
+  });
+  root.addEventListener("keydown", (e) => { if (e.key === "Escape" && root.classList.contains("mha-class-projecting")) { projector.click(); } });
   const input = el("input", { type: "file", id: "mha-class-files", multiple: "", accept: ".json,application/json" });
   const clear = el("button", { type: "button", class: "mha-class-clear", text: "Clear" });
   const drop = el("div", { class: "mha-class-drop" }, [
     el("label", { for: input.id, text: "Choose the class's report files" }), " ", input, " ", clear,
-    el("p", { text: "or drop them here. The files are read in this browser: nothing is sent anywhere." })]);
+    el("p", { text: "or drop them here. The files are read in this browser: nothing is sent anywhere." }), projector]);
   const problems = el("ul", { class: "mha-class-problems", "aria-label": "Files set aside" });
   const out = el("div", { class: "mha-class-out" });
   const detail = el("div", { class: "mha-class-detail", "aria-live": "polite" });
   status.textContent = "No report yet: choose or drop the class's report-*.json files. This site is build " + ctx.build + ".";
-  root.append(drop, status, problems, out, detail,
+  root.append(linksForm(), drop, status, problems, out, detail,
     el("h2", { id: "re-running-a-report", text: "Re-running a report" }),
     el("p", { class: "mha-class-tolerance", text: toleranceText(positions) }),
     el("p", { class: "mha-class-runner", text: page.runner ? "Re-run: ready." :
@@ -115,16 +124,21 @@ export async function mountClass(root, opts = {}) {
     const files = Array.from(page.files, ([name, f]) => ({ name, text: f.text, size: f.size }));
     const got = await readClass(files, ctx);
     const trusted = got.runs.filter((x) => !x.mismatch.length);
+    const distinct = distinctRuns(trusted, ctx.knobs), copies = distinct.filter((d) => d.reports > 1);
     problems.textContent = "";
     got.problems.forEach((p) => problems.appendChild(el("li", { text: p.line })));
     out.textContent = "";
     detail.textContent = "";
     if (got.runs.length) {
       out.append(el("h2", { id: "who-handed-in", text: "Who handed in" }), table(got.runs, showReport, rerun, !!page.runner, ctx.knobs),
-        el("h2", { id: "the-phase-change-against-h-and-d-k", text: "The phase change against h and d_k" }), charts(trusted, ref),
+        el("p", { class: "mha-class-copies", text: "The same link gives the same run, to the bit: the " + trusted.length + " reports that match their links are " +
+          distinct.length + " distinct runs." + (copies.length ? " One run handed in more than once: " + copies.map((d) => d.students.join(" = ") +
+          " (" + d.setting + ", seed " + d.report.settings.seed + ")").join("; ") + ". Each counts once below." : "") }),
+        el("h2", { id: "the-phase-change-against-h-and-d-k", text: "The phase change against h and d_k" }), charts(distinct, ref),
         lists(got.runs, ctx.knobs),
         el("h2", { id: "quiz-key", text: "Quiz key from the class's runs" }),
-        el("p", { text: "From the " + trusted.length + " runs that match their links (the lesson's questions, chapter 11's class plan)." }),
+        el("p", { text: "From the " + distinct.length + " distinct runs of the " + trusted.length + " reports that match their links, grouped by every " +
+          "setting but the seed (the lesson's questions, chapter 11's class plan)." }),
         quiz(classStats(trusted, ctx.knobs)));
     }
     await new Promise((ok) => requestAnimationFrame(() => ok()));

@@ -37,12 +37,20 @@ export function curves(report, ruleLookup) {
     key(PARTS.map((p, k) => ({ colour: COLOURS[k], label: p }))) ]);
 }
 
+// A question's or an answer's id in words ("phase_step": "phase step",
+// "200_399": "200–399"), and a read-out as the trainer shows it (a share
+// as a percentage to one decimal, a step as a whole number).
+export function words(id) { return String(id).replace(/^(\d+)_(\d+)$/, "$1–$2").replace(/_/g, " "); }
+export function valueText(v) {
+  return typeof v !== "number" ? String(v) : Number.isInteger(v) ? "step " + v : pct(v);
+}
+
 function predictionsTable(report) {
   if (!report.predictions.length) { return el("p", { text: "No prediction was made before this run." }); }
   const rows = report.predictions.map((p) => el("tr", { class: "mha-grade-" + p.grade }, [
-    el("td", { text: p.id }), el("td", { text: p.prediction }),
+    el("td", { text: words(p.id) }), el("td", { text: words(p.prediction) }),
     el("td", { text: p.grade === "waiting" ? "not read yet" : p.grade === "not_applicable" ? "not graded on this run" :
-      (p.answer || "–") + (p.value === null ? "" : " (" + p.value + ")") }),
+      (p.answer === null ? "–" : words(p.answer)) + (p.value === null || p.value === p.answer ? "" : " (" + valueText(p.value) + ")") }),
     el("td", { text: p.grade.replace("_", " ") })]));
   return el("table", { class: "mha-report-grades" }, [
     el("caption", { text: "Predictions, and the run's read-out each was graded against" }),

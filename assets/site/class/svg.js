@@ -23,7 +23,7 @@ export function svgEl(tag, attrs = {}, text) {
 // A chart: x from 0 to xMax, y from 0 to yMax, in a viewBox of w x h with
 // margins for the axes. spec: {w, h, xMax, yMax, xLabel, yLabel, yTicks,
 // series: [{xs, ys, colour, dash, width, label}], hlines: [{y, label, dash}],
-// vlines: [{x, label}], points: [{x, y, colour, shape, title}], label: alt
+// vlines: [{x, label}], points: [{x, y, colour, shape, title, label}], label: alt
 // text}. Returns the <svg>.
 export function chart(spec) {
   const W = spec.w || 360, H = spec.h || 170, L = 38, R = 8, T = spec.yLabel ? 22 : 10, B = 28;
@@ -54,6 +54,7 @@ export function chart(spec) {
     s.appendChild(svgEl("path", { d, fill: "none", stroke: q.colour, "stroke-width": q.width || 1.5,
       "stroke-dasharray": q.dash || "none" }));
   });
+  const placed = []; // the points' labels so far: none is drawn over another
   (spec.points || []).forEach((p) => {
     const x = X(p.x), y = Y(p.y), g = svgEl("g", { class: p.cls || "" });
     g.appendChild(svgEl("title", {}, p.title || ""));
@@ -64,6 +65,10 @@ export function chart(spec) {
     } else {
       g.appendChild(svgEl("circle", { cx: x, cy: y, r: 3.6, fill: p.colour, stroke: "#fff", "stroke-width": 0.8 }));
     }
+    if (p.label) {
+      const at = placeLabel(placed, x + 5, y + 3, 4.4 * p.label.length, 9);
+      g.appendChild(svgEl("text", { x: at.x, y: at.y, class: "mha-point-label" }, p.label));
+    }
     s.appendChild(g);
   });
   return s;
@@ -73,4 +78,17 @@ export function chart(spec) {
 export function key(items) {
   return el("p", { class: "mha-key" }, items.map((it) => el("span", { class: "mha-key-item" }, [
     el("span", { class: "mha-swatch" + (it.shape ? " mha-swatch-" + it.shape : ""), style: "--c:" + it.colour }), it.label])));
+}
+
+// Where a label of w x h (its baseline at y) goes near (x, y) without
+// covering a label already placed: the nearest free row above or below,
+// then to the right of those. Adds it to `placed`.
+function placeLabel(placed, x, y, w, h) {
+  const free = (bx, by) => placed.every((b) => bx >= b.x + b.w || bx + w <= b.x || by - h >= b.y || by <= b.y - b.h);
+  for (let k = 0; k < 40; k++) {
+    const dx = Math.floor(k / 10) * (w + 4), step = k % 10, dy = (step % 2 ? 1 : -1) * Math.ceil(step / 2) * h;
+    if (free(x + dx, y + dy)) { placed.push({ x: x + dx, y: y + dy, w, h }); return { x: x + dx, y: y + dy }; }
+  }
+  placed.push({ x, y, w, h });
+  return { x, y };
 }
