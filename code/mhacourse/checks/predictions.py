@@ -26,8 +26,10 @@ graded against this run, and says so.
 To add a question: an entry in ``questions.json`` (its ``readout``, a
 ``rule`` of kind ``"band"`` or ``"equal"``, ``answers``, ``requires``,
 ``explain`` and the ``section`` that teaches it, in the bank's ``chapter``
-or, given a ``chapter`` of its own, on that page). A new read-out is written twice,
-in :func:`_readout` here and ``readout`` in ``lab/grade.js``;
+or, given a ``chapter`` of its own, on that page; optionally
+``explain_plateau``, the explanation shown instead for a run that never left
+the plateau, and ``waiting``, the line while its read-out is not ready).
+A new read-out is written twice, in :func:`_readout` here and ``readout`` in ``lab/grade.js``;
 ``tests/test_lab.py`` checks that both grade every answer of the bank alike
 on real runs.
 """
@@ -376,8 +378,10 @@ def _grade_one(q, prediction, r, constants, chapter):
                 "line": f"Not graded on this run: {why}."}
     ready, value = _readout(q["readout"], r, constants)
     if not ready:
-        return {**base, "status": "waiting",
-                "line": "Waiting for the run: its read-out is not ready yet."}
+        return {**base, "status": "waiting", "line": q.get(
+            "waiting", "Waiting for the run: its read-out is not ready yet.")}
+    if "explain_plateau" in q and _readout("phase_step", r, constants) == (True, None):
+        base["explain"] = q["explain_plateau"]  # what this run showed: no phase change
     answer = _answer(q["rule"], value)
     ok = answer == prediction
     seed = (f" Graded against this run (seed {r['settings']['seed']}): another seed "

@@ -251,7 +251,9 @@ function gradeOne(q, prediction, r, c, chapter) {
   const why = notApplicable(q, r.settings);
   if (why) { return Object.assign(base, { status: "not_applicable", line: "Not graded on this run: " + why + "." }); }
   const [ready, value] = readout(q.readout, r, c);
-  if (!ready) { return Object.assign(base, { status: "waiting", line: "Waiting for the run: its read-out is not ready yet." }); }
+  if (!ready) { return Object.assign(base, { status: "waiting", line: q.waiting || "Waiting for the run: its read-out is not ready yet." }); }
+  const phase = readout("phase_step", r, c);
+  if (q.explain_plateau && phase[0] && phase[1] === null) { base.explain = q.explain_plateau; } // this run showed no phase change
   const answer = answerOf(q.rule, value), ok = answer === prediction;
   const seed = q.seed_dependent ? " Graded against this run (seed " + r.settings.seed +
     "): another seed or size may differ." : "";
