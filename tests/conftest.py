@@ -21,6 +21,7 @@ LONGEST_FIRST = (
     "code/tests/test_real_lm.py",      # SmolLM2 against transformers' Llama
     "tests/test_explorer_smollm2.py",  # the page's SmolLM2 against the package
     "tests/test_untrusted_live.py",    # hostile reports and Reset, in the page
+    "tests/test_lan_http.py",          # a class of six runs over plain http (issue 47)
     "tests/test_manifest.py",          # 70 s
     "tests/test_handouts.py",          # 54 s
     "tests/test_explorer_live.py",     # 46 s

@@ -136,7 +136,7 @@ export class Lab {
 
   async copyLink() {
     if (!this.P.config) { this.line.textContent = "Pick a valid size first: there is no experiment to link to."; return; }
-    const url = await copyLink(window, encodeExperiment(this.experiment(), MAN.train.knobs));
+    const url = await copyLink(window, encodeExperiment(this.experiment(), MAN.train.knobs), this.element);
     this.address.value = url;
     this.address.hidden = false;
     this.line.textContent = "Link copied (if the browser allowed it; else copy it from the box): it opens this experiment.";

@@ -87,10 +87,12 @@ export async function readModel(file, spec) {
 }
 
 // The page's address with the experiment's query string (link.js's
-// encodeExperiment), copied to the clipboard where the browser allows;
-// returns the address.
-export async function copyLink(win, search) {
-  const url = win.location.origin + win.location.pathname + search;
+// encodeExperiment) and the anchor of the page's section that holds
+// `near` (the trainer: the link opens there, not at the top of the page),
+// copied to the clipboard where the browser allows; returns the address.
+export async function copyLink(win, search, near) {
+  const section = near && near.closest ? near.closest("section[id]") : null;
+  const url = win.location.origin + win.location.pathname + search + (section ? "#" + section.id : "");
   try { await win.navigator.clipboard.writeText(url); } catch (e) { /* the page shows the address to copy by hand */ }
   return url;
 }
