@@ -54,9 +54,9 @@ function real(where, v) {
   return v;
 }
 
-function share(where, v) {
+function share(where, v, what) {
   real(where, v);
-  if (v < 0 || v > 1) { fail(where + " must be an accuracy from 0 to 1; got " + v + "."); }
+  if (v < 0 || v > 1) { fail(where + " must be " + (what || "an accuracy") + " from 0 to 1; got " + v + "."); }
   return v;
 }
 
@@ -90,6 +90,7 @@ export function checkRecord(record, knobs) {
   const h = whole("settings.h", s.h, 1), layers = whole("settings.layers", s.layers, 1);
   whole("settings.d_k", s.d_k, 1); whole("settings.steps", s.steps, 1); whole("settings.seed", s.seed);
   whole("record.step", r.step);
+  if (r.step > s.steps) { fail("record.step is " + r.step + ", past the run's " + s.steps + " steps (settings.steps)."); }
   share("record.rule_lookup", r.rule_lookup);
   let last = -1;
   list("record.history", r.history).forEach((e, i) => {
@@ -111,7 +112,7 @@ export function checkRecord(record, knobs) {
     ["composition", "baseline"].forEach((key) => {
       if (f[key] !== undefined && f[key] !== null) {
         dict("final." + key, f[key], KINDS);
-        KINDS.forEach((k) => real("final." + key + "." + k, f[key][k]));
+        KINDS.forEach((k) => share("final." + key + "." + k, f[key][k], "a composition score")); // a ratio of norms
       }
     });
   }
@@ -121,7 +122,10 @@ export function checkRecord(record, knobs) {
     share("ablations[" + i + "].lookup", a.lookup);
     list("ablations[" + i + "].off", a.off).forEach((p) => {
       if (!Array.isArray(p) || p.length !== 2) { fail("ablations[" + i + "].off must list [layer, head] pairs (from 1); got " + shown(p) + "."); }
-      whole("ablations[" + i + "].off layer", p[0], 1); whole("ablations[" + i + "].off head", p[1], 1);
+      const l = whole("ablations[" + i + "].off layer", p[0], 1), hd = whole("ablations[" + i + "].off head", p[1], 1);
+      if (l > layers || hd > h) {
+        fail("ablations[" + i + "].off switches off layer " + l + " head " + hd + "; the run has " + layers + " layer(s) of " + h + " heads (counted from 1).");
+      }
     });
   });
   return r;
