@@ -104,7 +104,8 @@ test("record.js builds the record from the panel's read-outs", () => {
     step: 40, ruleLookup: 0.29, readouts: [e(40, 0.9, { stats: stats, circuits: circuits }), e(20, 0.3), e(20, 0.3), e(30, NaN)],
     ablations: [{ step: 40, off: offPairs({ 0: true, 1: true, 3: false }, 2), accuracy: [0.1, 0.1, 0.04] }], maps: READOUTS });
   assert.deepEqual(r.history.map((x) => x.step), [20, 40]);
-  assert.deepEqual(r.final.composition, { q: 0.1, k: 0.3, v: 0.1 });
+  // the mean over the h x h pairs (like with like against one random pair)
+  assert.deepEqual(r.final.composition, { q: 0.05, k: 0.175, v: 0.1 });
   assert.deepEqual(r.final.baseline, { q: 0.12, k: 0.12, v: 0.13 });
   assert.deepEqual(r.ablations[0].off, [[1, 1], [1, 2]]);
   const g = byId(grade(bank, { phase_step: "before_200", layer1_off: "near_chance", composition: "k" }, r));
@@ -113,7 +114,7 @@ test("record.js builds the record from the panel's read-outs", () => {
 
 test("a model read from a file is graded as a model: the run's history is not", () => {
   const stats = Array.from({ length: 20 }, (_, k) => (k % 5 === 0 ? 0.9 : 0));
-  const circuits = { comp_q: [0.1, 0, 0, 0], comp_k: [0.3, 0, 0, 0], comp_v: [0.1, 0, 0, 0],
+  const circuits = { comp_q: [0.1, 0, 0, 0], comp_k: [0.3, 0.2, 0.1, 0.2], comp_v: [0.1, 0, 0, 0],
     baseline: { d_model: 16, d_k: 8, comp_q: 0.12, comp_k: 0.12, comp_v: 0.13 } };
   const r = recordFromReadouts({ settings: { h: 2, d_k: 8, seed: 0, steps: 800, layers: 2, warmup: true, identical: false },
     step: 800, ruleLookup: 0.29, maps: READOUTS, readouts: [{ step: 800, accuracy: [0.9, 0.9, 0.9], layers: 2, h: 2,

@@ -449,7 +449,8 @@ def run_record(model, metrics, identical_heads: bool = False) -> dict:
     ablations = []
     if cfg.n_layers == 2:
         c = read_circuits(model)
-        final["composition"] = {k: float(c[f"comp_{k}"].max()) for k in KINDS}
+        # the mean over the h x h pairs, like with like against one random pair
+        final["composition"] = {k: float(c[f"comp_{k}"].mean()) for k in KINDS}
         final["baseline"] = dict(zip(KINDS, map(float, c["comp_baseline"])))
         mask = torch.ones(2, cfg.h)
         mask[0] = 0

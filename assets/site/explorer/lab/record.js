@@ -14,8 +14,11 @@ const STATS = 5;
 
 const finite = (xs) => Array.isArray(xs) && xs.every((x) => typeof x === "number" && Number.isFinite(x));
 
-function largest(xs) {
-  return finite(xs) && xs.length ? xs.reduce((a, b) => Math.max(a, b), -Infinity) : null;
+// The mean over a map's pairs (a layer-1 head, a layer-2 head): like with
+// like against the baseline's one random pair (chapter 11: the largest of
+// h x h pairs would be judged against the largest of as many random pairs).
+function mean(xs) {
+  return finite(xs) && xs.length ? xs.reduce((a, b) => a + b, 0) / xs.length : null;
 }
 
 // The panel's switched-off heads ({layer * h + head: true}, from 0) as
@@ -49,7 +52,7 @@ function finalOf(e, maps) {
   const c = e.circuits, comp = {}, base = {};
   if (c && c.baseline) { // (a one-layer run's is never asked: its question requires two layers)
     KINDS.forEach((kind) => {
-      const R = mapOf(maps, kind), v = R ? largest(c[R.output]) : null, b = R ? c.baseline[R.baseline] : NaN;
+      const R = mapOf(maps, kind), v = R ? mean(c[R.output]) : null, b = R ? c.baseline[R.baseline] : NaN;
       if (v !== null && Number.isFinite(b)) { comp[kind] = v; base[kind] = b; }
     });
   }
