@@ -80,7 +80,18 @@ require([
       slideNumber: "c/t", transition: "{{ resources.reveal.transition }}",
       transitionSpeed: "fast", width: {{ resources.reveal.width }},
       height: {{ resources.reveal.height }}, margin: 0.03,
+      // printed (?print-pdf): one page a slide. A slide that fills its box
+      // printed its number alone on a page of its own (chapter 11's 44
+      // slides took 46 pages); the slides are checked to fit the box
+      // (tests/test_slides.py), so nothing of theirs is cut.
+      pdfMaxPagesPerSlide: 1,
       plugins: [RevealNotes]
+    });
+    // Printed: no blank page after the last slide (reveal breaks the page
+    // after every slide, the last one too).
+    Reveal.on("pdf-ready", function () {
+      var pages = document.querySelectorAll(".reveal .pdf-page");
+      if (pages.length) { pages[pages.length - 1].style.breakAfter = "auto"; }
     });
     // How far down the slide's content reaches (its notes aside).
     function contentHeight(section) {

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import re
+import subprocess
 import sys
 from pathlib import Path
 
@@ -367,11 +368,12 @@ def test_slide_figures_fill_the_slide(browser, stem):
 
 
 @pytest.mark.parametrize("stem", STEMS)
-def test_printed_output_wraps_between_words(browser, stem):
+def test_printed_output_wraps_between_words(browser, stem, tmp_path):
     """A printed line longer than the slide wraps at a space, not inside a
     word (chapter 11's seeds printout broke "indu / ction"): in reveal.js's
     print view, which lays out every slide, no line box of a printout ends
-    between two letters or digits."""
+    between two letters or digits. And the print view gives one page a
+    slide (chapter 11's deck printed as a PDF, once)."""
     base, page, _ = browser
     page.goto(f"{base}/slides/{stem}.slides.html?print-pdf", wait_until="networkidle")
     page.wait_for_function("window.Reveal && Reveal.isReady()", timeout=20_000)
@@ -397,6 +399,20 @@ def test_printed_output_wraps_between_words(browser, stem):
         return bad;
     }""")
     assert broken == [], f"{stem}: printed lines break inside words: {broken[:5]}"
+    # and it prints one page a slide: no slide spilling its number onto a
+    # page of its own, no blank page at the end (chapter 11's 44 slides
+    # printed 46 pages)
+    page.wait_for_function("""() => { const p = document.querySelectorAll('.reveal .pdf-page');
+        return p.length > 0 && p[p.length - 1].style.breakAfter === 'auto'; }""", timeout=20_000)
+    pages, slides = page.evaluate("""[document.querySelectorAll('.reveal .pdf-page').length,
+        Reveal.getTotalSlides()]""")
+    assert pages == slides, f"{stem}: {slides} slides laid out on {pages} pages"
+    if stem == "11_how_heads_form":  # printed for real, once
+        pdf = tmp_path / f"{stem}.pdf"
+        page.pdf(path=str(pdf), prefer_css_page_size=True)
+        info = subprocess.run(["pdfinfo", str(pdf)], capture_output=True, text=True, check=True)
+        printed = int(re.search(r"^Pages:\s+(\d+)", info.stdout, re.M).group(1))
+        assert printed == slides, f"{stem}: {slides} slides print on {printed} pages"
 
 
 def test_curve_colours_agree_with_the_trainer():
