@@ -140,6 +140,17 @@ def test_switching_heads_off_changes_the_loss_as_in_the_package(page, lm):
     assert settle(p, before) == ""
     line = p.inner_text("#mha-smollm2 .mha-smol-readout")
     assert "second copy" in line and "every head on" in line and heads[0] in line, line
+    # every head at once: the strip's squares are the layers' own patterns,
+    # the heads off crossed out; a click on a column shows that layer large
+    strip = p.locator("#mha-smollm2 canvas.mha-smol-all")
+    box = strip.bounding_box()
+    assert box["width"] >= 30 * 8 and abs(box["width"] / box["height"] - 30 / 9) < 0.05, box
+    assert "Crossed out" in strip.get_attribute("aria-label")
+    before = count(p)
+    strip.click(position={"x": box["width"] * 4.5 / 30, "y": box["height"] / 2})
+    settle(p, before)
+    assert p.input_value("#mha-smol-layer") == "5"
+    assert "layer 5 of 30" in p.inner_text("#mha-smollm2 .mha-smol-header >> nth=1")
 
 
 @pytest.mark.parametrize("label, text, repeat, off, expect", [
