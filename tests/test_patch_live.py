@@ -1,10 +1,11 @@
 """The trainer's Patch view (issue 46) on the built site (``make book``
 first), in Debian's Chromium, offline: a model file opened in the page
 (the book's h 4, d_k 16 model) is patched in the read-out worker with
-mhacourse.web_patch's graph, and every map the page draws (patching both
-ways, zero, mean and resample ablation) equals the package's patching_map
-and ablation_map within 1e-4 (seen 1.8e-7), on the first 64 and 32 of
-the build's 256 pairs; the Python line names those calls. Bad input gets
+mhacourse.web_patch's two graphs, patch then ablate (the two patching maps
+are drawn first, then all five), and every map the page draws (patching
+both ways, zero, mean and resample ablation) equals the package's
+patching_map and ablation_map within 1e-4 (seen 1.8e-7), on the first 64
+and 32 of the build's 256 pairs; the Python line names those calls. Bad input gets
 one line and no map: no trained model, an empty or too large batch, ends
 too close to divide by, numbers that are not, a run still training, a
 one-layer model; a Reset leaves no map. One page, one file, no training
@@ -58,7 +59,10 @@ def test_the_pages_maps_equal_the_package_and_bad_input_gets_one_line(live_page)
     p.wait_for_function(f"{PANEL}.lab.files.opened && {PANEL}.snapshot")
     model = tm.load(path)
     for name, n in (("successor", 64), ("occurrence", 256 // 8)):
-        r = p.evaluate(f"{VIEW}.request({name!r}, {n})")
+        r = p.evaluate(f"""(() => {{ const seen = [];
+            {VIEW}.onDrawn = (r) => seen.push(r.maps.length);
+            return {VIEW}.request({name!r}, {n}).then((r) => {{ {VIEW}.onDrawn = null;
+              return r && Object.assign({{ seen }}, r); }}); }})()""")
         assert r is not None, p.locator(".mha-patch-note").first.inner_text()
         pairs = iv.Pairs(*(t[:n] for t in mc.corrupt(name, web_patch.N_PAIRS,
                                                       seed=web_patch.SEED)))
@@ -66,10 +70,11 @@ def test_the_pages_maps_equal_the_package_and_bad_input_gets_one_line(live_page)
                 + [mc.ablation_map(model, pairs, m) for m in iv.METHODS])
         got = np.array(r["fractions"]).reshape(5, 2, 4)
         err = max(float(np.abs(g - w.numpy()).max()) for g, w in zip(got, want, strict=True))
-        print(f"\n{name}, {n} pairs: page vs package max |diff| {err:.1e}; graph "
-              f"{r['ms']:.0f} ms, request to drawn {r['msTotal']:.0f} ms "
-              f"(load average {os.getloadavg()[0]:.1f})")
+        print(f"\n{name}, {n} pairs: page vs package max |diff| {err:.1e}; graphs "
+              f"{r['ms']:.0f} ms, request to the patching maps drawn {r['msFirst']:.0f} ms, "
+              f"to all {r['msTotal']:.0f} ms (load average {os.getloadavg()[0]:.1f})")
         assert err < TOL
+        assert r["seen"] == [2, 5]  # the patch graph's two maps drawn first, then all five
         assert maps_now(p)[1] == 5
         line = p.locator(".mha-patch-python code").first.inner_text()
         assert line.startswith('model = tm.load("h4_dk16.safetensors")')

@@ -389,20 +389,58 @@ def maps_core(run, clean, corrupted, answer, rival, positions, n_layers: int, h)
     ``fractions`` (5, n_layers, h), the fraction recovered of each head
     patched by :data:`DIRECTIONS` then ablated by :data:`METHODS` (on the
     clean sequences, the default references): :func:`patching_map` and
-    :func:`ablation_map` with ``unit="head"``. No checks (the page's patch
-    graph); the caller refuses ends closer than :data:`MIN_GAP`."""
-    score = (answer, rival, positions)
+    :func:`ablation_map` with ``unit="head"``. No checks (the page's graphs
+    run its two halves, :func:`patch_maps_core` then
+    :func:`ablation_maps_core`); the caller refuses ends closer than
+    :data:`MIN_GAP`."""
+    ends, patched = patch_maps_core(run, clean, corrupted, answer, rival, positions,
+                                    n_layers, h)
+    _, ablated = ablation_maps_core(run, clean, corrupted, answer, rival, positions,
+                                    n_layers, h)
+    return ends, torch.cat([patched, ablated])
+
+
+def _ends(run, clean, corrupted, score):
+    """The clean and corrupted runs: ``(ends (2,), clean's heads, corrupted's
+    heads)``, heads (n_layers, N, h, L, d_k)."""
     logits, on_clean = run(clean, None, None)  # (N, L, V), (n_layers, N, h, L, d_k)
     bad_logits, on_bad = run(corrupted, None, None)
     ends = torch.stack([logit_diff_core(logits, *score).mean(),
                         logit_diff_core(bad_logits, *score).mean()])  # (2,)
+    return ends, on_clean, on_bad
+
+
+def _maps(run, jobs, score, ends, n_layers: int, h):
+    """Each job's (target, values) map of every head, as fractions
+    recovered: (len(jobs), n_layers, h)."""
     masks = groups_core(n_layers, h, "head")  # (n_layers h, n_layers, h)
-    jobs = ((corrupted, on_clean), (clean, on_bad),  # denoise, noise
-            (clean, None), (clean, on_clean.mean(dim=1, keepdim=True)),  # zero, mean
-            (clean, on_clean.roll(1, dims=1)))  # resample: row b gets row b - 1's
     out = torch.stack([map_core(run, target, values, score, masks)
-                       for target, values in jobs])  # (5, n_layers h)
-    return ends, fraction_core(out, ends[0], ends[1]).reshape(5, n_layers, h)
+                       for target, values in jobs])  # (J, n_layers h)
+    return fraction_core(out, ends[0], ends[1]).reshape(len(jobs), n_layers, h)
+
+
+def patch_maps_core(run, clean, corrupted, answer, rival, positions, n_layers: int,
+                    h):
+    """:func:`maps_core`'s first half, the page's ``patch`` graph: ``(ends
+    (2,), fractions (2, n_layers, h))``, each head patched by
+    :data:`DIRECTIONS` (:func:`patching_map`, ``unit="head"``). No checks."""
+    score = (answer, rival, positions)
+    ends, on_clean, on_bad = _ends(run, clean, corrupted, score)
+    jobs = ((corrupted, on_clean), (clean, on_bad))  # denoise, noise
+    return ends, _maps(run, jobs, score, ends, n_layers, h)
+
+
+def ablation_maps_core(run, clean, corrupted, answer, rival, positions,
+                       n_layers: int, h):
+    """:func:`maps_core`'s second half, the page's ``ablate`` graph: ``(ends
+    (2,), fractions (3, n_layers, h))``, each head ablated by
+    :data:`METHODS` on the clean sequences (:func:`ablation_map`,
+    ``unit="head"``, the default references). No checks."""
+    score = (answer, rival, positions)
+    ends, on_clean, _ = _ends(run, clean, corrupted, score)
+    jobs = ((clean, None), (clean, on_clean.mean(dim=1, keepdim=True)),  # zero, mean
+            (clean, on_clean.roll(1, dims=1)))  # resample: row b gets row b - 1's
+    return ends, _maps(run, jobs, score, ends, n_layers, h)
 
 
 def patching_map(model, pairs, direction, unit="head") -> torch.Tensor:

@@ -1,25 +1,31 @@
-"""Activation patching in the reader's browser: the Patch view's graph and
+"""Activation patching in the reader's browser: the Patch view's graphs and
 data (page 11c's maps, on the model the reader trained).
 
-:mod:`mhacourse.web_train` exports one more graph, ``patch``, traced once
-for every (h, d_k) like the others:
+:mod:`mhacourse.web_train` exports two more graphs, ``patch`` and
+``ablate``, traced once for every (h, d_k) like the others:
 
-=========  =========================================  ==========================
-graph      inputs                                     outputs
-=========  =========================================  ==========================
-``patch``  weights, ``clean``, ``corrupted`` (N, 16)  ``ends`` (2,): the clean
-           int64, ``answer``, ``rival``,              and corrupted mean logit
-           ``positions`` (N,) int64, ``heads`` (h,)   difference; ``fractions``
-                                                      (5, 2, h)
-=========  =========================================  ==========================
+==========  =========================================  =========================
+graph       inputs                                     outputs
+==========  =========================================  =========================
+``patch``   weights, ``clean``, ``corrupted`` (N, 16)  ``ends`` (2,): the clean
+            int64, ``answer``, ``rival``,              and corrupted mean logit
+            ``positions`` (N,) int64, ``heads`` (h,)   difference; ``fractions``
+                                                       (2, 2, h)
+``ablate``  the same                                   the same; ``fractions``
+                                                       (3, 2, h)
+==========  =========================================  =========================
 
-Its body is :func:`mhacourse.interventions.maps_core` on
-:func:`~mhacourse.tiny_model.step.forward_core`'s weights: each head
-patched (:data:`~mhacourse.interventions.DIRECTIONS`) then ablated
-(:data:`~mhacourse.interventions.METHODS`), the same function
-:func:`~mhacourse.interventions.patching_map` and
+Their bodies are :func:`mhacourse.interventions.patch_maps_core` (each
+head patched, :data:`~mhacourse.interventions.DIRECTIONS`) and
+:func:`~mhacourse.interventions.ablation_maps_core` (each head ablated,
+:data:`~mhacourse.interventions.METHODS`), the two halves of
+:func:`~mhacourse.interventions.maps_core`, on
+:func:`~mhacourse.tiny_model.step.forward_core`'s weights: the same
+functions :func:`~mhacourse.interventions.patching_map` and
 :func:`~mhacourse.interventions.ablation_map` run, so the page has no
-second copy of the math. The pairs are :func:`~mhacourse.interventions.corrupt`'s
+second copy of the math. Two graphs, run one after the other, so that the
+page draws the patching maps (a third of the work) before the ablation
+maps are computed. The pairs are :func:`~mhacourse.interventions.corrupt`'s
 for each corruption (``N_PAIRS`` with ``SEED``), written by the build
 (``patch-<name>.u16``: clean, corrupted, answer, rival, positions), and the
 manifest's ``train.patch`` declares them (:func:`manifest_entry`).
@@ -41,8 +47,11 @@ N_PAIRS = 256  # pairs per corruption the page scores
 SEED = 0  # corrupt()'s seed
 INPUTS = ("clean", "corrupted", "answer", "rival", "positions", "heads")
 OUTPUTS = ("ends", "fractions")
-#: fractions' first axis, in order
+#: fractions' first axis, in order: the patch graph's, then the ablate graph's
 MAPS = (*iv.DIRECTIONS, *iv.METHODS)
+#: each graph's body and the maps its fractions hold
+GRAPHS = {"patch": (iv.patch_maps_core, iv.DIRECTIONS),
+          "ablate": (iv.ablation_maps_core, iv.METHODS)}
 
 
 def heads_core(params, ids, heads, head_mask=None, head_values=None):
@@ -56,25 +65,31 @@ def heads_core(params, ids, heads, head_mask=None, head_values=None):
     return logits, torch.stack([split_heads_core(c, h) for c in concats])
 
 
-def patch_core(params, clean, corrupted, answer, rival, positions, heads):
-    """The patch graph's body: :func:`~mhacourse.interventions.maps_core`
-    of the model ``params`` on one corruption's pairs: ``(ends (2,),
-    fractions (5, n_layers, h))``, maps in :data:`MAPS` order."""
+def patch_core(params, clean, corrupted, answer, rival, positions, heads,
+               kind="all"):
+    """A Patch graph's body on the model ``params`` and one corruption's
+    pairs: ``(ends (2,), fractions (maps, n_layers, h))``; ``kind`` "patch"
+    or "ablate" (:data:`GRAPHS`), or "all":
+    :func:`~mhacourse.interventions.maps_core`, the five maps in
+    :data:`MAPS` order."""
     n_layers = (len(params) - len(st.param_names(0))) // st.PER_BLOCK
-    return iv.maps_core(lambda ids, m, v: heads_core(params, ids, heads, m, v),
-                        clean, corrupted, answer, rival, positions, n_layers,
-                        heads.shape[0])
+    body = iv.maps_core if kind == "all" else GRAPHS[kind][0]
+    return body(lambda ids, m, v: heads_core(params, ids, heads, m, v),
+                clean, corrupted, answer, rival, positions, n_layers, heads.shape[0])
 
 
-def graph(names: list, params: tuple, h: int) -> tuple:
-    """The patch graph for web_train.graph_functions: ``(function of flat
-    tensors, example inputs, input names, output names)``."""
+def graph(names: list, params: tuple, h: int, kind: str = "patch") -> tuple:
+    """The ``kind`` graph (:data:`GRAPHS`) for web_train.graph_functions:
+    ``(function of flat tensors, example inputs, input names, output
+    names)``."""
     check_weight_names(names, params)
+    if kind not in GRAPHS:
+        raise InputError(f"kind must be one of {list(GRAPHS)}; got {describe(kind)}.")
     n = len(params)
     p = iv.corrupt("successor", 8, seed=SEED)  # (8, 16): any N, the graph's axis
 
     def patch(*a):
-        return patch_core(a[:n], *a[n:])
+        return patch_core(a[:n], *a[n:], kind=kind)
     return (patch, (*params, p.clean, p.corrupted, p.answer, p.rival, p.positions,
                     torch.zeros(h)),
             [*names, *INPUTS], list(OUTPUTS))
@@ -111,9 +126,11 @@ def write_pairs(folder) -> list:
 def manifest_entry(folder) -> dict:
     """The manifest's ``train.patch``: the corruptions (their pairs written
     into ``folder``), the maps' order and names, the smallest gap the page
-    accepts and what the Python line calls."""
+    accepts, the maps each graph gives (``graphs``, in the order the page
+    runs them) and what the Python line calls."""
     folder = check_path("folder", folder)
     return {"corruptions": write_pairs(folder), "default": "successor",
             "n_pairs": N_PAIRS, "seed": SEED, "maps": list(MAPS),
+            "graphs": {k: list(m) for k, (_, m) in GRAPHS.items()},
             "directions": list(iv.DIRECTIONS), "methods": list(iv.METHODS),
             "min_gap": iv.MIN_GAP, "layers": 2}

@@ -1,8 +1,8 @@
 """Training in the reader's browser: the package's training step, exported.
 
-At build time (``scripts/export_explorer.py``) this module writes six ONNX
-graphs (``patch``: :mod:`mhacourse.web_patch`), each traced **once** for
-every (h, d_k) (``h``, ``d_model``: symbolic sizes), and the data they read:
+At build time (``scripts/export_explorer.py``) this module writes seven ONNX
+graphs (``patch`` and ``ablate``: :mod:`mhacourse.web_patch`), each traced
+**once** for every (h, d_k) (``h``, ``d_model``: symbolic sizes), and the data they read:
 
 =============  ==========================================  ====================
 graph          inputs                                      outputs
@@ -101,7 +101,7 @@ D_K_RANGE = (2, 64)  # width of a head
 D_MODEL_MAX = 256  # time: a step at d_model 256 takes ~0.1 s in the page
 MAX_STEPS = 1500  # the longest run the page offers (train_tiny_models' d_model 8)
 EXAMPLE = TinyConfig(h=3, d_k=7)  # traced at d_model 21: no size equals another
-STEP_NAMES = ("step", "patch", "evaluate", "forward", "circuits", "init")  # longest first
+STEP_NAMES = ("step", "ablate", "patch", "evaluate", "forward", "circuits", "init")  # longest first
 
 
 #: The words of every size limit, written once: :func:`check_sizes` raises
@@ -359,7 +359,7 @@ def graph_functions(cfg: TinyConfig = EXAMPLE) -> dict:
                      [*names, "x", "head_mask", "layer_on"],
                      ["accuracy", "stats", "role", "named"]),
         "circuits": (circuits, (*P, heads()), [*names, "heads"], list(GRAPH_READOUTS)),
-        "patch": web_patch.graph(names, zeros(), cfg.h),
+        **{k: web_patch.graph(names, zeros(), cfg.h, k) for k in web_patch.GRAPHS},
     }
 
 

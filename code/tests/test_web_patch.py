@@ -1,9 +1,9 @@
-"""The Patch view's graph (mhacourse.web_patch), run with onnxruntime on one
-thread, against the package: every map equals patching_map and
-ablation_map (unit "head") within 1e-4 on the main run's model (seen
-1.8e-7), the clean and corrupted ends equal logit_diff, a random model of
-another size agrees with maps_core in PyTorch, and the pairs the build
-writes are corrupt()'s."""
+"""The Patch view's two graphs (mhacourse.web_patch: patch, then ablate),
+run with onnxruntime on one thread, against the package: every map equals
+patching_map and ablation_map (unit "head") within 1e-4 on the main run's
+model (seen 1.8e-7), the clean and corrupted ends equal logit_diff, a
+random model of another size agrees with maps_core in PyTorch, and the
+pairs the build writes are corrupt()'s."""
 from pathlib import Path
 
 import numpy as np
@@ -23,15 +23,31 @@ TOL = 1e-4  # the issue's page-vs-Python bound on a fraction recovered
 pytestmark = pytest.mark.usefixtures("one_thread")
 
 
+class Both:
+    """The patch and ablate graphs run one after the other, as the page
+    does: ``run`` gives the ends and the five maps in MAPS order."""
+
+    def __init__(self, sessions):
+        self.sessions = sessions
+
+    def run(self, _, feeds):
+        out = [s.run(None, feeds) for s in self.sessions]
+        assert np.array_equal(out[0][0], out[1][0])  # the same ends
+        return out[0][0], np.concatenate([f for _, f in out])
+
+
 @pytest.fixture(scope="module")
 def session(tmp_path_factory):
-    path = BUILT / "patch.onnx"
-    if not path.exists():  # no build yet: export it (a minute or two)
-        path = web_train.export("patch", tmp_path_factory.mktemp("patch") / "patch.onnx")
     so = ort.SessionOptions()
     so.intra_op_num_threads = 1
     ort.set_default_logger_severity(3)
-    return ort.InferenceSession(str(path), so, providers=["CPUExecutionProvider"])
+    out = []
+    for kind in web_patch.GRAPHS:
+        path = BUILT / f"{kind}.onnx"
+        if not path.exists():  # no build yet: export it (a minute or two)
+            path = web_train.export(kind, tmp_path_factory.mktemp(kind) / f"{kind}.onnx")
+        out.append(ort.InferenceSession(str(path), so, providers=["CPUExecutionProvider"]))
+    return Both(out)
 
 
 def feed(model, p) -> dict:
@@ -78,6 +94,8 @@ def test_another_size_agrees_with_maps_core(session):
 def test_the_pairs_written_are_corrupts(tmp_path):
     entry = web_patch.manifest_entry(tmp_path)
     assert entry["maps"] == list(web_patch.MAPS) and entry["min_gap"] == iv.MIN_GAP
+    assert entry["graphs"] == {"patch": list(iv.DIRECTIONS), "ablate": list(iv.METHODS)}
+    assert [m for ms in entry["graphs"].values() for m in ms] == entry["maps"]
     assert [c["name"] for c in entry["corruptions"]] == list(iv.CORRUPTIONS)
     for c in entry["corruptions"]:
         table = np.fromfile(tmp_path / c["file"], np.uint16).reshape(c["shape"])
@@ -90,7 +108,8 @@ def test_the_pairs_written_are_corrupts(tmp_path):
 
 def test_bad_input_gets_one_line(tmp_path):
     for call in (lambda: web_patch.write_pairs(tmp_path / "none"),
-                 lambda: web_patch.graph(["a"], (), 3)):
+                 lambda: web_patch.graph(["a"], (), 3),
+                 lambda: web_patch.graph([], (), 3, "both")):
         with pytest.raises(mc.InputError) as e:
             call()
         assert "\n" not in str(e.value)

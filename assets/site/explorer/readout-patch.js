@@ -1,13 +1,16 @@
 // The Patch view's numbers, in the read-out worker (readout-worker.js
-// sends it the "patch" requests): mhacourse.web_patch's `patch` graph, the
-// package's own interventions.maps_core, run on the weights the page holds
-// and one corruption's pairs as the build wrote them
-// (interventions.corrupt: manifest train.patch.corruptions). It computes
-// nothing itself. The graph and each corruption's pairs load on the first
-// request that needs them, not with the worker.
+// sends it the "patch" requests): mhacourse.web_patch's two graphs, `patch`
+// then `ablate` (manifest train.patch.graphs: the package's own
+// interventions.patch_maps_core and ablation_maps_core, the halves of
+// maps_core), run one after the other on the weights the page holds and
+// one corruption's pairs as the build wrote them (interventions.corrupt:
+// manifest train.patch.corruptions); the patching maps are sent as soon as
+// they are computed, so the page draws them while the ablation maps run.
+// It computes nothing itself. The graphs and each corruption's pairs load
+// on the first request that needs them, not with the worker.
 import { graph, words, weightFeeds, only } from "./worker-common.js";
 
-let session = null;
+const sessions = {}; // graph name -> its session
 const tables = {}; // corruption -> its pairs, (N, 2 L + 3) 16-bit words
 
 // The first n rows of a pairs table as the graph's inputs: clean and
@@ -22,17 +25,27 @@ function pairFeeds(ort, t, width, n) {
     col("rival", 2 * L + 1, 1), col("positions", 2 * L + 2, 1)]);
 }
 
-// One Patch request: {id, run, params, h, corruption, n}. Answers {type:
-// "patch", id, run, corruption, n, h, ends (2), fractions (maps x layers x
-// h, manifest train.patch.maps order), ms}.
-export async function patchMaps(ort, T, dir, msg) {
+// One Patch request: {id, run, params, h, corruption, n}. Each graph of
+// train.patch.graphs in turn; post(part) gets each one's {type: "patch",
+// id, run, corruption, n, h, ends (2), maps (its names), fractions (maps x
+// layers x h), ms, last}; the last part holds every map so far (maps in
+// train.patch.maps order) and ms the graphs' time together.
+export async function patchMaps(ort, T, dir, msg, post) {
   const P = T.patch, c = P.corruptions.find((x) => x.name === msg.corruption);
   if (!c) { throw new Error("no corruption " + JSON.stringify(msg.corruption) + " in this build"); }
-  if (!session) { session = await graph(ort, dir, T.graphs.patch); }
   if (!tables[c.name]) { tables[c.name] = await words(dir, c); }
   const feeds = weightFeeds(ort, T, msg.params, msg.h, pairFeeds(ort, tables[c.name], c.shape[1], msg.n));
-  const t0 = performance.now();
-  const r = await session.run(only(session, feeds));
-  return { type: "patch", id: msg.id, run: msg.run, corruption: c.name, n: msg.n, h: msg.h,
-    ends: Array.from(r.ends.data), fractions: Array.from(r.fractions.data), ms: performance.now() - t0 };
+  const kinds = Object.keys(P.graphs), maps = [], fractions = [];
+  let ms = 0, ends = null;
+  for (let k = 0; k < kinds.length; k++) {
+    if (!sessions[kinds[k]]) { sessions[kinds[k]] = await graph(ort, dir, T.graphs[kinds[k]]); }
+    const s = sessions[kinds[k]], t0 = performance.now();
+    const r = await s.run(only(s, feeds));
+    ms += performance.now() - t0;
+    ends = ends || Array.from(r.ends.data);
+    maps.push(...P.graphs[kinds[k]]);
+    fractions.push(...r.fractions.data);
+    post({ type: "patch", id: msg.id, run: msg.run, corruption: c.name, n: msg.n, h: msg.h, ends: ends,
+      maps: maps.slice(), fractions: fractions.slice(), ms: ms, last: k === kinds.length - 1 });
+  }
 }

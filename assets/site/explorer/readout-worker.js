@@ -104,7 +104,7 @@ self.onmessage = (e) => {
       else if (msg.type === "patch") { // the Patch view (readout-patch.js)
         if (!booting) { throw new Error("the read-out worker was not set up"); }
         await booting;
-        self.postMessage(await patchMaps(ort, T, DIR, msg));
+        await patchMaps(ort, T, DIR, msg, (part) => self.postMessage(part)); // patch, then ablate
       }
     } catch (err) {
       const out = report(err, msg.type);

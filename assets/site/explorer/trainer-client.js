@@ -23,8 +23,9 @@
 //   worker -> page:  booted | read {id, run, step, ms, accuracy (3), stats
 //                    (n_layers * h * 5), role, named (n_layers * h),
 //                    circuits} | patch {id, run, corruption, n, h, ends,
-//                    fractions, ms} (asked by patch {id, run, params, h,
-//                    corruption, n}: readout-patch.js) |
+//                    maps, fractions, ms, last} (one a graph, asked by
+//                    patch {id, run, params, h, corruption, n}:
+//                    readout-patch.js) |
 //                    error {id, run, message, stage}; run:
 //                    the read's, echoed (the panel keeps only its model's)
 
@@ -110,12 +111,13 @@ export class Reader {
   }
 
   // The Patch view's maps of the weights params (h heads) on the first n
-  // pairs of a corruption (trainer-patch.js); resolves as read does.
-  patch(params, h, corruption, n, run) {
+  // pairs of a corruption (trainer-patch.js); resolves as read does, with
+  // the last graph's answer (every map); part(answer) gets the ones before.
+  patch(params, h, corruption, n, run, part) {
     const id = this.next++;
     if (this.failed) { return Promise.reject(this.failed); }
     return new Promise((resolve, reject) => {
-      this.pending[id] = { resolve: resolve, reject: reject };
+      this.pending[id] = { resolve: resolve, reject: reject, part: part };
       this.worker.postMessage({ type: "patch", id: id, run: run, h: h, corruption: corruption, n: n,
         params: params.map((p) => ({ data: p.data, dims: p.dims })) });
     });
@@ -130,7 +132,9 @@ export class Reader {
   }
 
   receive(msg) {
-    if ((msg.type === "read" || msg.type === "patch") && this.pending[msg.id]) {
+    if (msg.type === "patch" && msg.last === false && this.pending[msg.id]) {
+      if (this.pending[msg.id].part) { this.pending[msg.id].part(msg); } // the patching maps, ablation still running
+    } else if ((msg.type === "read" || msg.type === "patch") && this.pending[msg.id]) {
       this.pending[msg.id].resolve(msg);
       delete this.pending[msg.id];
     } else if (msg.type === "error") { this.fail(msg); }

@@ -6,7 +6,9 @@
 // graph (interventions.maps_core: no copy of the math here) and the view
 // draws one layers x heads map per intervention, the fraction recovered
 // (1 = the clean run's logit difference, 0 = the corrupted run's), with
-// the Python line that gives the same numbers. Bad input gets one line and
+// the Python line that gives the same numbers. The patching maps are drawn
+// as soon as the `patch` graph answers, the ablation maps when `ablate`
+// does (manifest train.patch.graphs, in that order). Bad input gets one line and
 // no map: a run still training, no model yet, a one-layer model, an empty
 // or too large batch, ends too close to divide by, numbers that are not.
 import { MAN } from "./data.js";
@@ -43,7 +45,8 @@ export class PatchView {
   constructor(P, box) {
     this.P = P;
     this.spec = MAN.train.patch || null;
-    this.last = null; // the last map drawn: {corruption, n, step, ends, fractions, ms} (tests read it)
+    this.last = null; // the last maps drawn, all of them: {corruption, n, step, ends, maps, fractions, ms, msFirst, msTotal} (tests read it)
+    this.onDrawn = null; // called with each answer drawn, the first graph's and the last (the benchmark times them)
     const tag = P.tag, S = this.spec;
     this.choice = el("select", { id: tag + "-corruption" }, (S ? S.corruptions : []).map((c) =>
       el("option", { value: c.name, text: c.name, title: c.help })));
@@ -108,14 +111,22 @@ export class PatchView {
     const P = this.P, snap = P.snapshot, run = P.runId, name = this.choice.value, t0 = performance.now();
     this.clear();
     this.note.textContent = "Patching every head on " + count + " \u201c" + name + "\u201d pairs\u2026";
-    return reader().patch(snap.params, snap.h, name, count, run).then((r) => {
+    let first = null; // ms from the request to the first maps drawn
+    const part = (r) => { // the patching maps, while the ablation maps run
+      if (run !== P.runId || this.note.textContent.indexOf("Patching every head") !== 0) { return; }
+      if (this.draw(Object.assign(r, { step: snap.step }))) { first = performance.now() - t0; }
+    };
+    return reader().patch(snap.params, snap.h, name, count, run, part).then((r) => {
       if (run !== P.runId) { return this.refuse("The model changed while it was patched: press Patch again."); }
-      return this.draw(Object.assign(r, { step: snap.step, msTotal: performance.now() - t0 }));
+      return this.draw(Object.assign(r, { step: snap.step, msFirst: first, msTotal: performance.now() - t0 }));
     }, (err) => this.refuse("Could not patch: " + (err.message || err) + "."));
   }
 
+  // Draw an answer's maps (r.maps, by default all of train.patch.maps); an
+  // answer without every map (the patch graph's, before ablate's) says the
+  // rest are coming, and is not `last`.
   draw(r) {
-    const S = this.spec, h = r.h, layers = S.layers, per = layers * h;
+    const S = this.spec, h = r.h, layers = S.layers, per = layers * h, names = r.maps || S.maps;
     const [clean, bad] = r.ends;
     if (!r.ends.every(Number.isFinite) || (!r.fractions.every(Number.isFinite) && Math.abs(clean - bad) >= S.min_gap)) {
       return this.refuse("The model's logits are not numbers (the weights diverged): nothing to patch.");
@@ -126,13 +137,16 @@ export class PatchView {
         "or the model has not learned the lookup yet). Train longer, or choose another corruption.");
     }
     this.maps.textContent = "";
-    S.maps.forEach((m, k) => this.maps.appendChild(grid(label(S, m), r.fractions.slice(k * per, (k + 1) * per), layers, h)));
+    names.forEach((m, k) => this.maps.appendChild(grid(label(S, m), r.fractions.slice(k * per, (k + 1) * per), layers, h)));
+    const done = names.length === S.maps.length;
     this.note.textContent = "\u201c" + r.corruption + "\u201d, " + r.n + " pairs, the model at step " + r.step +
-      ": logit difference clean " + clean.toFixed(2) + ", corrupted " + bad.toFixed(2) + " (" + r.ms.toFixed(0) + " ms).";
+      ": logit difference clean " + clean.toFixed(2) + ", corrupted " + bad.toFixed(2) + " (" + r.ms.toFixed(0) + " ms)" +
+      (done ? "." : "; the ablation maps are being computed\u2026");
     this.python.textContent = "";
     this.python.appendChild(document.createTextNode("The same maps in Python (import mhacourse as mc): "));
     this.python.appendChild(el("code", { text: this.line(r) }));
-    this.last = r;
+    if (done) { this.last = r; }
+    if (this.onDrawn) { this.onDrawn(r); }
     return r;
   }
 
