@@ -7,11 +7,13 @@ import copy
 import json
 import shutil
 import subprocess
+import tempfile
 
 import pytest
 
 import mhacourse as mc
 from mhacourse import tiny_model as tm
+from mhacourse import web_patch
 from mhacourse.catalogue import assets_dir
 from mhacourse.checks import predictions as P
 from site_browser import ROOT
@@ -109,15 +111,27 @@ def page_knobs() -> list[dict]:
 def test_the_node_tests_knobs_are_the_packages():
     """tests/js/knobs.mjs, the knobs and read-outs the Node tests run with
     (they run with no build), is web_train.KNOBS and READOUTS as the
-    manifest carries them."""
+    manifest carries them, and its PATCH is what the manifest's train.patch
+    declares (web_patch.manifest_entry: names, default, n_pairs)."""
     from mhacourse import web_train
 
     out = node("--input-type=module", "-e",
-               "import { KNOBS, READOUTS } from './tests/js/knobs.mjs';"
-               " process.stdout.write(JSON.stringify([KNOBS, READOUTS]));")
+               "import { KNOBS, READOUTS, PATCH } from './tests/js/knobs.mjs';"
+               " process.stdout.write(JSON.stringify([KNOBS, READOUTS, PATCH]));")
     assert out.returncode == 0, out.stderr[-2000:]
-    assert json.loads(out.stdout) == [page_knobs(),
-                                      json.loads(json.dumps([dict(r) for r in web_train.READOUTS]))]
+    knobs, readouts, patch = json.loads(out.stdout)
+    assert [knobs, readouts] == [page_knobs(),
+                                 json.loads(json.dumps([dict(r) for r in web_train.READOUTS]))]
+    assert patch == page_patch()
+
+
+def page_patch() -> dict:
+    """What link.js reads of the manifest's train.patch, as the package
+    writes it (web_patch.manifest_entry, its pairs into a scratch folder)."""
+    with tempfile.TemporaryDirectory() as folder:
+        entry = web_patch.manifest_entry(folder)
+    return {"corruptions": [{"name": c["name"]} for c in entry["corruptions"]],
+            "default": entry["default"], "n_pairs": entry["n_pairs"]}
 
 
 def page_limits() -> dict:

@@ -94,5 +94,34 @@ def test_the_pages_maps_equal_the_package_and_bad_input_gets_one_line(live_page)
         const r = {VIEW}.request('successor', 8); k.layers = f; return r; }})()""",
             "This model has 1 layer")
     assert p.evaluate(f"{VIEW}.request('query', 16).then(r => r && r.n)") == 16
+    assert "&corruption=query&pairs=16" in p.evaluate("location.search")  # the link carries it
     p.locator(".mha-train-reset").first.click()
     assert maps_now(p) == (None, 0)
+
+
+def test_the_link_and_the_report_carry_the_corruption(live_page):  # noqa: F811
+    """A link's corruption and pairs set the Patch view (a bad one: the
+    manifest's default, named in the lab's one line); a report shows its
+    own. The same page, opened again: 6 s at load average 7."""
+    p = live_page.page
+    shown = p.evaluate("""async () => {
+      const m = await import(new URL("../_static/class/report-view.js", location.href).href);
+      const r = { student: "Ann", settings: { h: 4, d_k: 16, d_model: 64, seed: 0, steps: 40 },
+        step: 40, state: "done", phase_step: null, predictions: [], ablations: [],
+        curves: { loss: [1], steps: [40], accuracy: [[0.5, 0.9, 0.3]] },
+        roles: { steps: [], heads: [] }, model: { sha256: "0".repeat(64) },
+        course: { build: "0123456789abcdef" }, created: "now", link: "x",
+        patch: { corruption: "query", pairs: 16 } };
+      return m.reportView(r, 0.29, []).textContent; }""")
+    assert "patched on 16 \u201cquery\u201d pairs" in shown
+    for link, want, line in (("?corruption=occurrence&pairs=32", ["occurrence", "32"], ""),
+                             ("?corruption=bogus&pairs=300", ["successor", "256"],
+                              "corruption (bogus); pairs (300).")):
+        p.goto(live_page.url.split("?")[0] + link)
+        p.wait_for_function("window.mha?.trainer && mha.trainer.panels.length")
+        p.locator(".mha-trainer").first.scroll_into_view_if_needed()
+        p.wait_for_function(f"{PANEL}.lab.ready")
+        got = p.evaluate(f"[{VIEW}.choice.value, {VIEW}.count.value]")
+        assert got == want, (link, got)
+        note = p.locator(".mha-lab-line").first.inner_text()
+        assert note.endswith(line) and "\n" not in note, note

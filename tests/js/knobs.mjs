@@ -1,7 +1,8 @@
 // The manifest's train.knobs and train.readouts (mhacourse.web_train.KNOBS
-// and READOUTS, as the build exports them), for the Node tests of the lab's
-// modules, which run with no build. tests/test_lab.py checks this copy
-// against the package.
+// and READOUTS, as the build exports them) and what link.js reads of its
+// train.patch (mhacourse.web_patch.manifest_entry: the corruptions' names,
+// the default, n_pairs), for the Node tests of the lab's modules, which run
+// with no build. tests/test_lab.py checks this copy against the package.
 export const KNOBS = [
   {"name": "layers", "label": "layers", "control": "count", "default": 2, "min": 1, "max": 2, "input": "layer_on", "help": "One layer cannot form an induction head: it has no previous-token head below it.", "python": {"call": "TinyConfig", "arg": "n_layers"}},
   {"name": "warmup", "label": "warm-up", "control": "switch", "default": true, "input": "warmup", "on": 100, "off": 0, "help": "The learning rate rises linearly over the first 100 steps (TinyConfig.warmup).", "python": {"call": "TinyConfig", "arg": "warmup", "on": "100", "off": "0"}},
@@ -17,3 +18,5 @@ export const READOUTS = [
   {"name": "prefix", "output": "prefix", "label": "prefix", "draw": "column", "layers": [1, 2], "help": "prefix matching on repeated random tokens"},
   {"name": "copying", "output": "copying", "label": "copying", "draw": "column", "layers": [1, 2], "help": "copying: how much the OV circuit maps a word to itself"},
 ];
+
+export const PATCH = {"corruptions": [{"name": "successor"}, {"name": "occurrence"}, {"name": "query"}], "default": "successor", "n_pairs": 256};

@@ -7,7 +7,7 @@
 import test from "node:test";
 import assert from "node:assert/strict";
 import { readFileSync } from "node:fs";
-import { KNOBS } from "./knobs.mjs";
+import { KNOBS, PATCH } from "./knobs.mjs";
 import { decodeExperiment, encodeExperiment, pythonLine } from "../../assets/site/explorer/lab/link.js";
 import { experimentOf, readModelFile, writeModelFile } from "../../assets/site/explorer/lab/model-file.js";
 import { compareRun } from "../../assets/site/explorer/lab/compare.js";
@@ -59,14 +59,15 @@ function readouts() {
   return [20, 40].map((step) => ({ step, accuracy: [0.5, 0.9, step === 40 ? 0.6 : 0.3], roleNames: roles }));
 }
 
-async function report(student, over) {
+async function report(student, over, patch) {
   const settings = Object.assign({}, EXP, over);
   const record = recordFromReadouts({ settings, step: 40, ruleLookup: 0.29, readouts: readouts(), ablations: [] });
   const grades = grade(bank, { phase_step: "before_200" }, record, MAN_KNOBS);
   return buildReport({ student, link: "http://127.0.0.1/chapters/explorer.html" + encodeExperiment(settings, MAN_KNOBS),
     course: { version: "x", build: "0123456789abcdef" }, settings, knobs: MAN_KNOBS, state: "done", step: 40,
     losses: Array(40).fill(1), evals: readouts().map((e) => ({ step: e.step, accuracy: e.accuracy, roles: e.roleNames })),
-    ruleLookup: 0.29, predictions: grades, ablations: [], weights: new Float32Array(4) });
+    ruleLookup: 0.29, predictions: grades, ablations: [], weights: new Float32Array(4),
+    patch: patch, patchSpec: patch && PATCH });
 }
 
 test("the new knob is in the report, its link is checked by it, and the class page groups by it", async () => {
@@ -104,4 +105,21 @@ test("the book's runs are compared on every knob, the new one too (at its defaul
   const toy = compareRun(table, mine({}), MAN_KNOBS);
   assert.equal(toy.ref, null);
   assert.match(toy.line, /with these knobs \(toy option on\) to compare with/);
+});
+
+test("the Patch view's corruption and pairs travel into the report, checked against the manifest's train.patch", async () => {
+  const a = await report("Di", {}, { corruption: "occurrence", pairs: "64" }), none = await report("Ed", {});
+  assert.deepEqual(a.patch, { corruption: "occurrence", pairs: 64 });
+  assert.equal("patch" in none, false); // a report without the choice (an older trainer) stays valid
+  await assert.rejects(report("Fy", {}, { corruption: "<b>", pairs: 8 }),
+    /^Error: cannot build the report: the Patch view's corruption is not one of this build's \(successor, occurrence, query; 1 to 256 pairs\)$/);
+  await assert.rejects(report("Fy", {}, { corruption: "query", pairs: 257 }), /Patch view's pairs is not one/);
+  const ctx = { schema, build: "0123456789abcdef", ruleLookup: 0.29, margin: 0.1, knobs: MAN_KNOBS, parseLink, patch: PATCH };
+  const got = await readClass([a, none].map((r, i) => ({ name: "p" + i + ".json", text: reportText(r) })), ctx);
+  assert.deepEqual([got.problems, got.runs.length], [[], 2]);
+  // a build whose manifest lacks that corruption refuses the report in one line
+  const other = Object.assign({}, PATCH, { corruptions: PATCH.corruptions.filter((c) => c.name !== "occurrence") });
+  const old = await readClass([{ name: "a.json", text: reportText(a) }], Object.assign({}, ctx, { patch: other }));
+  assert.equal(old.runs.length, 0);
+  assert.match(old.problems[0].line, /its Patch view's corruption "occurrence" is not one of this build's/);
 });

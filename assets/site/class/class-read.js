@@ -6,6 +6,7 @@
 import { REPORT_FORMAT, REPORT_VERSION, phaseStep, verifyChecksum } from "./report.js";
 import { check } from "./schema-lite.js";
 import { knobFromText, knobValue, knobWords } from "../explorer/lab/knobs.js";
+import { patchChoice } from "../explorer/lab/link.js";
 
 export const MAX_BYTES = 1000000; // a report of 1,500 steps at h = 16 is under 100 KB
 // A re-run agrees with its report when every loss is within LOSS_REL of the
@@ -55,6 +56,10 @@ function contradiction(r, ctx) {
   if (stray !== undefined) { return "its settings name " + JSON.stringify(stray).slice(0, 30) + ", not a knob of this build"; }
   const off = knobs.find((k) => knobValue(k, s[k.name]) === null);
   if (off) { return "its settings give the knob " + off.name + " " + JSON.stringify(s[off.name]) + ", not one of its values"; }
+  const patch = r.patch && ctx.patch ? patchChoice(ctx.patch, r.patch.corruption, r.patch.pairs) : null;
+  if (patch && patch.bad) {
+    return "its Patch view's " + patch.bad + " " + JSON.stringify(r.patch[patch.bad]).slice(0, 30) + " is not one of this build's";
+  }
   if (s.d_model !== s.h * s.d_k) { return "its d_model " + s.d_model + " is not h × d_k = " + s.h * s.d_k; }
   if (r.step > s.steps) { return "it ran " + r.step + " steps of a " + s.steps + "-step run"; }
   if (c.loss.length !== r.step) { return "it has " + c.loss.length + " losses for " + r.step + " steps"; }
@@ -77,7 +82,8 @@ function contradiction(r, ctx) {
 
 // One file: {report} or {problem: one line}. text: the file's text (null
 // when it was too large to read: size says how large). ctx: {schema,
-// build, ruleLookup, paramCount, knobs (the manifest's train.knobs)}.
+// build, ruleLookup, paramCount, knobs (the manifest's train.knobs), patch
+// (its train.patch)}.
 export async function readReport(text, ctx, size = text ? text.length : 0) {
   if (text === null || text.length > MAX_BYTES) {
     return { problem: ": " + Math.round(size / 1000) + " KB, too large to be a report (at most " + MAX_BYTES / 1000 + " KB)" };

@@ -70,7 +70,8 @@ export async function mountClass(root, opts = {}) {
   const positions = man.train.heldout_n * (man.train.batch[1] - 1);
   const ruleLookup = man.train.baselines["previous word"].lookup;
   const ctx = { schema, build, ruleLookup, margin: man.train.phase_margin, paramCount: paramCounter(man),
-    parseLink: opts.parseLink || parseLink, knobs: man.train.knobs || [] };
+    parseLink: opts.parseLink || parseLink, knobs: man.train.knobs || [],
+    patch: man.train.patch || null };
 
   const projector = el("button", { type: "button", class: "mha-class-projector-btn", "aria-pressed": "false", text: "Projector view" });
   projector.addEventListener("click", () => {

@@ -87,7 +87,8 @@ export function reportView(report, ruleLookup, knobs) {
   return el("section", { class: "mha-report", "aria-label": "Report of " + report.student }, [
     el("h3", { text: report.student + ": h = " + s.h + ", d_k = " + s.d_k + ", seed " + s.seed }),
     el("p", { class: "mha-report-meta", text: "d_model " + s.d_model + "; " + report.step + " of " + s.steps + " steps (" + report.state + ")" +
-      (odd.length ? "; " + odd.join(", ") : "") + "; final accuracy " + pct(last && last[0]) + ", lookup " + pct(last && last[2]) +
+      (odd.length ? "; " + odd.join(", ") : "") + (report.patch ? "; patched on " + report.patch.pairs + " \u201c" +
+      report.patch.corruption + "\u201d pairs" : "") + "; final accuracy " + pct(last && last[0]) + ", lookup " + pct(last && last[2]) +
       "; " + (report.phase_step === null ? "never left the plateau" : "phase change at step " + report.phase_step) + "." }),
     curves(report, ruleLookup), predictionsTable(report), rolesLine(report), ablationsLine(report),
     el("p", { class: "mha-report-meta" }, ["Model checksum (SHA-256 of its float32 weights) ", el("code", { text: report.model.sha256.slice(0, 16) }),

@@ -11,6 +11,7 @@
 // and which is loaded only then.
 
 import { knobSettings } from "../explorer/lab/knobs.js";
+import { patchChoice } from "../explorer/lab/link.js";
 
 export const REPORT_FORMAT = "mhacourse-report";
 export const REPORT_VERSION = 1;
@@ -142,6 +143,11 @@ function need(cond, what) { if (!cond) { throw new Error("cannot build the repor
 //                  value (the read-out), status: right | wrong | waiting |
 //                  not_applicable}
 //   ablations      [{step, off: ["L1H2", ...], accuracy: [all, previous, lookup]}]
+//   patch          optional: the Patch view's {corruption, pairs} (the
+//                  trainer's, as its link holds them)
+//   patchSpec      with patch: the manifest's train.patch, which the
+//                  choice is checked against (its corruptions' names, 1 to
+//                  n_pairs pairs); the report's patch is left out without it
 //   weights        the model's float32 tensors (or one Float32Array)
 //   created        optional: an ISO time (default: now)
 // Returns a promise of the report (an object; JSON.stringify it to save).
@@ -154,6 +160,10 @@ export async function buildReport(run) {
   need(Number.isInteger(s.h) && Number.isInteger(s.d_k), "no size");
   need(Array.isArray(run.losses) && Array.isArray(run.evals), "no curves");
   need(run.weights, "no weights");
+  const patch = run.patch && run.patchSpec ? patchChoice(run.patchSpec, run.patch.corruption, run.patch.pairs) : null;
+  need(!patch || !patch.bad, "the Patch view's " + (patch && patch.bad) + " is not one of this build's (" +
+    (run.patchSpec && run.patchSpec.corruptions ? run.patchSpec.corruptions.map((c) => c.name).join(", ") + "; 1 to " +
+      run.patchSpec.n_pairs + " pairs" : "none") + ")");
   const evals = run.evals.filter((e) => e.accuracy.every(Number.isFinite));
   const steps = evals.map((e) => e.step);
   const accuracy = evals.map((e) => e.accuracy.map(roundAcc));
@@ -180,6 +190,7 @@ export async function buildReport(run) {
     })),
     model: await modelChecksum(run.weights),
   };
+  if (patch) { report.patch = patch; }
   report.checksum = await reportChecksum(report);
   return report;
 }

@@ -10,7 +10,7 @@
 import { MAN, STATIC } from "./data.js";
 import { el } from "./dom.js";
 import { grade, gradeModel } from "./lab/grade.js";
-import { decodeExperiment, encodeExperiment } from "./lab/link.js";
+import { decodeExperiment, encodeExperiment, patchChoice, patchDefault } from "./lab/link.js";
 import { offPairs, recordFromReadouts } from "./lab/record.js";
 import { compareRun } from "./lab/compare.js";
 import { copyLink, gradeList, predictionForm } from "./lab/ui.js";
@@ -30,10 +30,11 @@ function labData() {
 }
 
 // What a link may hold: the manifest's limits with the budget, the layers,
-// each size's steps and the knobs.
+// each size's steps, the knobs and the Patch view's corruptions.
 export function linkLimits() {
   const T = MAN.train;
   return Object.assign({}, T.limits, { budget: T.budget, n_layers: T.n_layers, steps_for: T.steps_for, knobs: T.knobs,
+    patch: T.patch,
     max_steps: T.limits.max_steps || Math.max.apply(null, Object.values(T.steps_for)) });
 }
 
@@ -106,6 +107,18 @@ export class Lab {
     P.switches.clear();
     e.off.forEach(([l, i]) => { P.switches.off[(l - 1) * e.h + (i - 1)] = true; });
     this.linkSteps = { h: e.h, d_k: e.d_k, steps: e.steps };
+    this.linkPatch = { corruption: e.corruption, pairs: e.pairs }; // the Patch view's (trainer-patch.js reads it)
+    if (P.patch) { P.patch.choose(this.linkPatch); }
+  }
+
+  // The Patch view's corruption and pairs now: its controls', checked
+  // against the manifest's train.patch (the default where they are not
+  // valid); {} without a Patch view.
+  patchNow() {
+    const V = this.P.patch, S = MAN.train.patch;
+    if (!V || !S) { return patchDefault(S); }
+    const got = patchChoice(S, V.choice.value, V.count.value.trim());
+    return got.bad ? patchDefault(S) : got;
   }
 
   // The panel's config, as a size is chosen: a link's steps hold while
@@ -124,7 +137,7 @@ export class Lab {
   experiment() {
     const P = this.P, s = this.settings();
     return Object.assign({}, s, { budget: P.budget.checked, off: offPairs(P.switches.off, s.h),
-      text: P.sentence.value.trim(), predict: Object.assign({}, this.predictions) });
+      text: P.sentence.value.trim(), predict: Object.assign({}, this.predictions) }, this.patchNow());
   }
 
   // The page's address follows the experiment (the first panel's).
@@ -252,7 +265,7 @@ export class Lab {
     if (!snap || !this.ready || this.files.opened) { throw new Error("There is no run to report: train a model first"); }
     const h = snap.h, name = (p) => "L" + p[0] + "H" + p[1];
     return { link: location.origin + location.pathname + encodeExperiment(this.experiment(), MAN.train.knobs),
-      knobs: MAN.train.knobs,
+      knobs: MAN.train.knobs, patch: this.patchNow(), patchSpec: MAN.train.patch,
       course: { version: this.version(), build: this.data.build }, settings: this.settings(),
       state: P.state, step: P.step, losses: P.losses.slice(),
       evals: P.evals.map((e) => ({ step: e.step, accuracy: e.accuracy, roles: e.roleNames })),

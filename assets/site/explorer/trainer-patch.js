@@ -68,13 +68,26 @@ export class PatchView {
         "fraction recovered: 1 = the clean run's logit difference, 0 = the corrupted run's." }),
       el("div", { class: "mha-patch-controls" }, [lab(this.choice, "corruption"), lab(this.count, "pairs"), this.go]),
       this.help, this.note, this.maps, this.python]);
-    this.choice.addEventListener("change", () => { this.describe(); this.clear(); });
+    this.choice.addEventListener("change", () => { this.describe(); this.clear(); this.linked(); });
+    this.count.addEventListener("change", () => this.linked());
+    if (P.lab && P.lab.linkPatch) { this.choose(P.lab.linkPatch); } // a link's choice (lab/link.js, checked there)
     this.go.addEventListener("click", () => this.request());
     this.describe();
     box.querySelector(".mha-train-left").appendChild(this.element);
     const clearRun = P.clearRun.bind(P); // a new run (Reset, a new size, a file): no stale map
     P.clearRun = () => { clearRun(); this.clear(); this.note.textContent = ""; };
   }
+
+  // A link's corruption and pairs on the controls ({corruption, pairs},
+  // already checked against train.patch by lab/link.js).
+  choose(c) {
+    if (!this.spec || !c || !c.corruption) { return; }
+    this.choice.value = c.corruption; this.count.value = String(c.pairs);
+    this.describe();
+  }
+
+  // The page's address follows the choice (the lab's link).
+  linked() { if (this.P.lab) { this.P.lab.remember(); } }
 
   describe() {
     const c = this.spec && this.spec.corruptions.find((x) => x.name === this.choice.value);
@@ -105,6 +118,7 @@ export class PatchView {
     if (corruption) { this.choice.value = corruption; this.describe(); }
     const raw = n != null ? String(n) : this.count.value.trim();
     if (n != null) { this.count.value = raw; }
+    if (corruption || n != null) { this.linked(); }
     const count = /^\d+$/.test(raw) ? Number(raw) : raw === "" ? 0 : NaN;
     const why = this.refusal(count);
     if (why) { return Promise.resolve(this.refuse(why)); }

@@ -5,11 +5,14 @@
 // one line. The knobs are the manifest's (limits.knobs: train.knobs), each
 // under its own name (knobs.js): a knob the manifest adds is linked with
 // no change here. Values are data (numbers, booleans, a plain string),
-// never HTML: the page shows the sentence with textContent. Pure
-// functions; no DOM, no globals.
+// never HTML: the page shows the sentence with textContent. The Patch
+// view's corruption and number of pairs are checked against the manifest's
+// train.patch (limits.patch: its corruptions, default and n_pairs), as the
+// knobs are. Pure functions; no DOM, no globals.
 //
 //   ?v=1&h=4&dk=16&budget=0&seed=0&steps=800&KNOB=VALUE...
 //    &off=1.2,2.3&text=the+cat+sat&predict=phase_step:200_399,one_layer:no
+//    &corruption=successor&pairs=256
 //   (each knob of the manifest: a count's number, a switch's 1 or 0)
 
 import { knobDefaults, knobFromText, knobText, layersOf, pythonArgs } from "./knobs.js";
@@ -18,16 +21,33 @@ export const LINK_VERSION = 1;
 const MAX_LINK = 4000; // characters: a longer address is not one this page wrote
 const MAX_TEXT = 200; // characters of the sentence
 const SEED_MAX = 999; // the seed box's range
-const KEYS = ["v", "h", "dk", "budget", "seed", "steps", "off", "text", "predict"]; // and the knobs' names
+const KEYS = ["v", "h", "dk", "budget", "seed", "steps", "off", "text", "predict", "corruption", "pairs"]; // and the knobs' names
 
 // The experiment the page starts with when a link says nothing (start:
 // the panel's own defaults, e.g. {h: 1, d_k: 64}, override these).
 export function defaultExperiment(limits, start) {
   const e = Object.assign({ h: 4, d_k: 16, budget: false, seed: 0, steps: 0 }, knobDefaults(limits.knobs),
-    { off: [], text: "the cat sat on the mat because the cat was tired", predict: {} });
+    { off: [], text: "the cat sat on the mat because the cat was tired", predict: {} }, patchDefault(limits.patch));
   Object.keys(e).forEach((k) => { if (start && Object.prototype.hasOwnProperty.call(start, k)) { e[k] = start[k]; } });
   e.steps = e.steps || stepsFor(limits, e.h * e.d_k);
   return e;
+}
+
+// The Patch view's default choice of the manifest's train.patch `spec`
+// ({corruption, pairs}; {} for a build without one).
+export function patchDefault(spec) {
+  return spec && spec.corruptions ? { corruption: spec.default, pairs: spec.n_pairs } : {};
+}
+
+// A corruption and a number of pairs checked against train.patch `spec`:
+// {corruption, pairs} (the name one of spec.corruptions', the pairs a whole
+// number from 1 to spec.n_pairs; text as a link holds them, or values), or
+// {bad: the field that is not} (corruption first).
+export function patchChoice(spec, corruption, pairs) {
+  const names = spec && spec.corruptions ? spec.corruptions.map((c) => c.name) : [];
+  if (typeof corruption !== "string" || names.indexOf(corruption) < 0) { return { bad: "corruption" }; }
+  const n = typeof pairs === "number" ? (Number.isSafeInteger(pairs) ? pairs : null) : wholeIn(pairs, 1, spec.n_pairs);
+  return n === null || n < 1 || n > spec.n_pairs ? { bad: "pairs" } : { corruption: corruption, pairs: n };
 }
 
 function stepsFor(limits, d) {
@@ -47,6 +67,7 @@ export function encodeExperiment(e, knobs) {
   if (off) { parts.push(["off", off]); }
   if (e.text) { parts.push(["text", e.text]); }
   if (predict) { parts.push(["predict", predict]); }
+  if (e.corruption !== undefined) { parts.push(["corruption", e.corruption], ["pairs", e.pairs]); }
   return "?" + parts.map((p) => p[0] + "=" + encodeURIComponent(String(p[1]))).join("&");
 }
 
@@ -68,8 +89,8 @@ function sizeProblem(limits, h, dk, budget) {
 
 // Parse the query string `search` (location.search) against `limits`:
 // {h_max, d_k_min, d_k_max, d_model_max, max_steps, budget, n_layers,
-// steps_for, knobs} (the manifest's train.limits, with train.budget,
-// n_layers, steps_for and knobs), `bank` (questions.json, for the predictions; optional) and
+// steps_for, knobs, patch} (the manifest's train.limits, with train.budget,
+// n_layers, steps_for, knobs and patch), `bank` (questions.json, for the predictions; optional) and
 // `start` (defaultExperiment's). Returns {experiment, ignored}: ignored is
 // "" or one line naming what was left at its default.
 export function decodeExperiment(search, limits, bank, start) {
@@ -136,6 +157,12 @@ export function decodeExperiment(search, limits, bank, start) {
     });
     if (dropped) { ignored.push(dropped + " prediction" + (dropped > 1 ? "s" : "")); }
   }
+  ["corruption", "pairs"].forEach((k) => { // the Patch view's, each checked alone against train.patch
+    if (get(k) === null) { return; }
+    const got = limits.patch ? patchChoice(limits.patch, k === "corruption" ? get(k) : e.corruption,
+      k === "pairs" ? get(k) : e.pairs) : { bad: k };
+    if (got.bad) { ignored.push(k + " (" + safe(get(k)) + ")"); } else { e[k] = got[k]; }
+  });
   return { experiment: e, ignored: ignored.length ? "Ignored from the link (not valid here; the defaults stand): " +
     ignored.join("; ") + "." : "" };
 }
