@@ -40,18 +40,23 @@ def site():
 
 
 @pytest.fixture(scope="module")
-def strict_site():
-    """As :func:`site`, but the pages' Content-Security-Policy holds for the
-    test's own scripts too, and each page keeps what it refused in
-    ``window.__csp`` (no ``wait_for_function`` with a string here)."""
-    if not (SITE / "index.html").exists():
-        pytest.fail("the site is not built: run `make book` first")
-    with serve() as base, offline_page(base, csp=True) as (page, blocked):
-        page.context.add_init_script(CSP_RECORD)
-        # a fresh visitor on every page: nothing stored (no colour mode), as
-        # a load, localStorage.clear() and a second load gave (twice the time)
-        page.context.add_init_script("try { localStorage.clear(); } catch (e) {}")
-        yield base, page, blocked
+def strict_site(site):
+    """As :func:`site` (its browser: one Playwright at a time), but the
+    pages' Content-Security-Policy holds for the test's own scripts too
+    (no ``wait_for_function`` with a string here), and each page keeps what
+    it refused in ``window.__csp``."""
+    base, page, _ = site
+    blocked: list[str] = []
+    context = page.context.browser.new_context(viewport={"width": 1280, "height": 900})
+    block_outside(context, base, blocked)
+    context.add_init_script(CSP_RECORD)
+    # a fresh visitor on every page: nothing stored (no colour mode), as
+    # a load, localStorage.clear() and a second load gave (twice the time)
+    context.add_init_script("try { localStorage.clear(); } catch (e) {}")
+    try:
+        yield base, context.new_page(), blocked
+    finally:
+        context.close()
 
 
 def html(page: str) -> str:
