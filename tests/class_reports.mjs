@@ -22,12 +22,13 @@ import { dirname, join } from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
 
 const HERE = dirname(fileURLToPath(import.meta.url));
-// report.js loaded as a module whatever Node's default for .js; its one
-// import (the lab's knobs.js, a module by its folder's package.json) by its
-// file URL
-const knobs = pathToFileURL(join(HERE, "..", "assets", "site", "explorer", "lab", "knobs.js")).href;
-const source = readFileSync(join(HERE, "..", "assets", "site", "class", "report.js"), "utf8")
-  .replace('"../explorer/lab/knobs.js"', JSON.stringify(knobs));
+// report.js loaded as a module whatever Node's default for .js; its
+// imports (the lab's knobs.js and link.js, modules by their folder's
+// package.json) by their file URLs
+const CLASS = join(HERE, "..", "assets", "site", "class");
+const source = readFileSync(join(CLASS, "report.js"), "utf8")
+  .replace(/"(\.\.\/explorer\/lab\/[\w-]+\.js)"/g,
+    (_, path) => JSON.stringify(pathToFileURL(join(CLASS, path)).href));
 const R = await import("data:text/javascript;base64," + Buffer.from(source).toString("base64"));
 
 const spec = JSON.parse(readFileSync(0, "utf8"));
