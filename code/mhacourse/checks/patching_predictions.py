@@ -27,7 +27,7 @@ from functools import lru_cache
 from pathlib import Path
 
 from .._validate import InputError, InputTypeError, describe
-from .predictions import _answer
+from .predictions import _grade_bands
 
 BANK = Path(__file__).resolve().parents[1] / "data" / "questions_patching.json"
 
@@ -124,24 +124,6 @@ def grade_patching(predictions, record) -> list[dict]:
     ``value``, ``line`` (one sentence), ``explain`` and ``link``."""
     predictions = check_patching_predictions(predictions)
     record = check_patching_record(record)
-    bank = questions()
-    out = []
-    for q in bank["questions"]:
-        if q["id"] not in predictions:
-            continue
-        said = predictions[q["id"]]
-        base = {"id": q["id"], "prediction": said, "explain": q["explain"],
-                "link": f"{bank['chapter']}#{q['section']}", "answer": None, "value": None}
-        if q["readout"] not in record:
-            out.append({**base, "status": "waiting",
-                        "line": "Waiting for the run: its read-out is not in the record."})
-            continue
-        value = _finite(q["readout"], record[q["readout"]])
-        answer = _answer(q["rule"], value)
-        ok = answer == said
-        out.append({**base, "status": "right" if ok else "wrong", "answer": answer,
-                    "value": value,
-                    "line": (f"{'Right' if ok else 'Not this time'}: you said "
-                             f"{q['answers'][said]}; this run: {value:.3f} "
-                             f"({q['answers'][answer]}).")})
-    return out
+    return _grade_bands(questions(), predictions, record,
+                        lambda q, r: _finite(q["readout"], r[q["readout"]]),
+                        lambda q, value: f"{value:.3f}")

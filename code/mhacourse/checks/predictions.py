@@ -344,6 +344,33 @@ def _answer(rule, value):
     return rule["none"]
 
 
+
+def _grade_bands(bank: dict, predictions: dict, record: dict, value_of, shown) -> list[dict]:
+    """The grading loop of the band-format banks (chapter 17's and page
+    11c's, checked first by their callers): one dict per prediction, in the
+    bank's order; ``value_of(q, record)`` reads question ``q``'s number from
+    the record and ``shown(q, value)`` writes it in the line."""
+    out = []
+    for q in bank["questions"]:
+        if q["id"] not in predictions:
+            continue
+        said = predictions[q["id"]]
+        base = {"id": q["id"], "prediction": said, "explain": q["explain"],
+                "link": f"{bank['chapter']}#{q['section']}", "answer": None, "value": None}
+        if q["readout"] not in record:
+            out.append({**base, "status": "waiting",
+                        "line": "Waiting for the run: its read-out is not in the record."})
+            continue
+        value = value_of(q, record)
+        answer = _answer(q["rule"], value)
+        ok = answer == said
+        out.append({**base, "status": "right" if ok else "wrong", "answer": answer,
+                    "value": value,
+                    "line": (f"{'Right' if ok else 'Not this time'}: you said "
+                             f"{q['answers'][said]}; this run: {shown(q, value)} "
+                             f"({q['answers'][answer]}).")})
+    return out
+
 def _applies(q, s):
     need = q["requires"]
     for k, v in need.items():
