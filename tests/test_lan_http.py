@@ -19,6 +19,7 @@ import shutil
 import time
 
 import pytest
+from test_lab_grades_live import RECORD  # the page's record and grades, as graded there
 
 from mhacourse.checks import predictions as P
 from site_browser import CHROMIUM, CHROMIUM_ARGS, DRIVE, SITE, block_outside, serve
@@ -88,14 +89,6 @@ def test_the_lab_works_over_plain_http_from_another_address(browser):
     assert lan["questions"] > 0  # the questions are shown, as on a secure page
 
 
-RECORD = f"""async () => {{
-    const P = {PANEL}, L = P.lab;
-    const {{ recordFromReadouts }} = await import('../_static/explorer/lab/record.js');
-    const {{ MAN }} = await import('../_static/explorer/data.js');
-    L.regrade();
-    return {{ grades: L.grades, record: recordFromReadouts({{ settings: L.settings(), step: P.step,
-        maps: MAN.train.readouts, ruleLookup: MAN.train.baselines['previous word'].lookup,
-        readouts: P.evals, ablations: L.ablations }}) }}; }}"""
 ROWS = [("2", "8", "", ["Ana", "Ben", "Cy", "Di"]), ("2", "8", "&layers=1", ["Ed", "Flo"])]
 STEPS = 30
 
