@@ -4,7 +4,7 @@
 
 Serves ``_build/html`` on 127.0.0.1 (every other request blocked), opens
 ``chapters/class.html`` and gives it 30 reports made by the page's own
-``buildReport`` (``tests/class_reports.py``) and the 10 bad files of the
+``buildReport`` (``scripts/class_reports.py``) and the 10 bad files of the
 tests, as a teacher's file picker would. Measures, with the page's own
 clock (``lastOpenMs``: from the files given to the table, the charts, the
 lists and the quiz key drawn), the median of ``--repeats`` openings in fresh
@@ -26,7 +26,7 @@ import sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT / "tests"))
+sys.path.insert(0, str(ROOT / "scripts"))
 import class_reports as C  # noqa: E402
 
 from site_browser import offline_page, serve  # noqa: E402

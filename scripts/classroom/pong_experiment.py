@@ -31,12 +31,12 @@ import uuid
 from pathlib import Path
 from urllib.parse import quote
 
+# run as a script: the package ``classroom`` is found from scripts/
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-
-import classroom_check as cc  # noqa: E402
 
 from classroom import accounts, evidence  # noqa: E402
 from classroom import kernel as kc  # noqa: E402
+from classroom.hub import Api, Hub, start_servers, wait_for_hub  # noqa: E402
 
 FAST_PINGS = ["--ServerApp.tornado_settings={'ws_ping_interval': 2000, 'ws_ping_timeout': 4000}"]
 CELL = "import time\nfor i in range(40):\n    print(i, flush=True)\n    time.sleep(0.25)"
@@ -83,10 +83,10 @@ async def slow_reader(api, ws_base: str, name: str, token: str, pump: bool) -> d
     return out
 
 
-async def experiment(hub: cc.Hub, tmp: Path) -> list[dict]:
-    api = cc.Api(hub.url)
-    await cc.wait_for_hub(api, hub)
-    learners = await cc.start_servers(api, hub, hub.names, tmp)
+async def experiment(hub: Hub, tmp: Path) -> list[dict]:
+    api = Api(hub.url)
+    await wait_for_hub(api, hub)
+    learners = await start_servers(api, hub, hub.names, tmp)
     name = hub.names[0]
     ws_base = hub.url.replace("http://", "ws://")
     results = []
@@ -103,7 +103,7 @@ async def experiment(hub: cc.Hub, tmp: Path) -> list[dict]:
 def main() -> int:
     tmp = Path(tempfile.mkdtemp(prefix="classroom-pong-"))
     names = ["learner01"]
-    hub = cc.Hub(tmp, uuid.uuid4().hex, names, server_args=FAST_PINGS)
+    hub = Hub(tmp, uuid.uuid4().hex, names, server_args=FAST_PINGS)
     results, error = [], None
     try:
         hub.start()

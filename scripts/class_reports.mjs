@@ -16,7 +16,7 @@
 // previous-word rule's + PHASE_MARGIN until `phase` and is above it from
 // there; the last read-out's accuracy is `final`; the roles are previous
 // token in layer 1 from step 100 and induction in layer 2 from the phase
-// change. Usage: node tests/class_reports.mjs < spec.json
+// change. Usage: node scripts/class_reports.mjs < spec.json
 import { readFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";

@@ -3,7 +3,8 @@ benchmark: the specification of 30 runs (sizes, seeds, phase changes,
 final accuracies, predictions, ablations), the reports the page's own
 ``buildReport`` makes from it (``class_reports.mjs``, run with Node), and
 ten bad files, each with the words its one line on the page must hold.
-Imports no test dependency (the benchmark imports it too)."""
+Imports no test dependency: the tests and benchmarks/bench_class_page.py
+import it from here."""
 
 from __future__ import annotations
 
