@@ -4,8 +4,8 @@
 // forward passes, exported to ONNX at build time: the tiny models' is one
 // graph for every (h, d_k) with the weights as inputs (mhacourse/web_train.py;
 // each tiny model is a file of weights, mhacourse/web_export.py), MiniLM's a
-// graph of its own. onnxruntime-web runs them (single-threaded WebAssembly: no special headers
-// needed), and @huggingface/tokenizers reads each model's tokenizer.json.
+// graph of its own. onnxruntime-web runs them (set up in ort.js), and
+// @huggingface/tokenizers reads each model's tokenizer.json.
 // Both come from npm at build time (scripts/vendor_js.py).
 //
 // It exports `engine` (start, tiny, tinyText, forwardWith, minilm,
@@ -13,10 +13,10 @@
 // the page's entry (page.js) offers to the browser tests.
 import { MAN as manifest, STATIC } from "./data.js";
 import { feedsOf } from "./knob-feeds.js";
+import { createSession, float32, int64, knobFeeds, loadOrt, only, sessionFrom } from "./ort.js";
 
 const DATA = STATIC + "explorer-data/";
 
-var ort = null;
 var Tokenizer = null;
 var tokenizers = {};
 var sessions = {};
@@ -42,11 +42,7 @@ function start() {
     if (typeof WebAssembly !== "object" || typeof WebAssembly.instantiate !== "function") {
       throw new Error("this browser has no WebAssembly, which the live engine needs");
     }
-    ort = await import(STATIC + "ort/ort.wasm.min.mjs");
-    ort.env.wasm.numThreads = 1; // no SharedArrayBuffer, no COOP/COEP headers
-    ort.env.wasm.proxy = false;
-    ort.env.wasm.wasmPaths = STATIC + "ort/";
-    ort.env.logLevel = "error";
+    await loadOrt();
     Tokenizer = (await import(STATIC + "tokenizers/tokenizers.min.mjs")).Tokenizer;
     var t = manifest.tiny_tokenizer;
     var spec = await Promise.all([fetchJSON(DATA + "tokenizers/" + t.file),
@@ -59,31 +55,13 @@ function start() {
   return started;
 }
 
-// A graph under explorer-data/, loaded once. Fetched here, not by
-// onnxruntime, so that a failure names the file and what went wrong
-// (onnxruntime says "failed to load external data file" for a 404).
+// A graph under explorer-data/, loaded once (a failure names the file).
 function session(file) {
   if (!sessions[file]) {
-    var name = file.split("/").pop();
-    sessions[file] = fetch(DATA + file).then(function (r) {
-      if (!r.ok) { throw new Error("could not load " + name + " (HTTP " + r.status + ")"); }
-      return r.arrayBuffer();
-    }, function () {
-      throw new Error("could not load " + name + " (no answer from the server)");
-    }).then(function (buf) {
-      return ort.InferenceSession.create(new Uint8Array(buf), {
-        executionProviders: ["wasm"], graphOptimizationLevel: "all",
-      }).catch(function () { throw new Error(name + " is not a model onnxruntime can read (a damaged file)"); });
-    });
+    sessions[file] = sessionFrom(DATA + file, file.split("/").pop());
     sessions[file].catch(function () { delete sessions[file]; });
   }
   return sessions[file];
-}
-
-function int64(ids) {
-  var a = new BigInt64Array(ids.length);
-  for (var i = 0; i < ids.length; i++) { a[i] = BigInt(ids[i]); }
-  return new ort.Tensor("int64", a, [1, ids.length]);
 }
 
 // Tokenize for a tiny model: word ids, tokens as the model sees them, how
@@ -122,18 +100,17 @@ async function forwardWith(params, h, ids, opts) {
   await start();
   var T = manifest.train;
   var s = await session("train/" + T.graphs.forward.file);
-  var feeds = { ids: int64(ids) };
+  var feeds = { ids: int64(ids, [1, ids.length]) };
   // some heads switched off (opts.mask); the knobs' inputs the graph has
-  // (opts.feeds: {input: {data, dims}}, the trainer's knobs)
-  feeds.head_mask = new ort.Tensor("float32", (opts && opts.mask) || new Float32Array(T.n_layers * h).fill(1), [T.n_layers, h]);
-  var given = (opts && opts.feeds) || feedsOf({}); // the knobs' defaults: the explorer's models
-  Object.keys(given).forEach(function (k) { feeds[k] = new ort.Tensor("float32", Float32Array.from(given[k].data), given[k].dims); });
-  T.params.forEach(function (p, i) {
-    feeds[p.input] = new ort.Tensor("float32", params[i].data, params[i].dims);
-  });
+  // (opts.feeds: {input: {data, dims}}, the trainer's knobs; their defaults
+  // for the explorer's models)
+  var mask = (opts && opts.mask) || new Float32Array(T.n_layers * h).fill(1);
+  feeds.head_mask = float32(mask, [T.n_layers, h]);
+  knobFeeds((opts && opts.feeds) || feedsOf({}), feeds);
+  T.params.forEach(function (p, i) { feeds[p.input] = float32(params[i].data, params[i].dims); });
   var names = [];
   for (var l = 1; l <= T.n_layers; l++) { names.push("attn_" + l); }
-  Object.keys(feeds).forEach(function (k) { if (s.inputNames.indexOf(k) < 0) { delete feeds[k]; } }); // the graph reads h from head_mask
+  feeds = only(s, feeds); // the graph reads h from head_mask
   var run = queue.then(function () { return s.run(feeds, names); });
   queue = run.catch(function () {});
   var r = await run;
@@ -209,8 +186,7 @@ function loadMiniLM(onProgress) {
     }
     var bytes = new Uint8Array(got), at = 0;
     parts.forEach(function (p) { bytes.set(p, at); at += p.length; });
-    sessions["models/" + m.file] = ort.InferenceSession.create(bytes, {
-      executionProviders: ["wasm"], graphOptimizationLevel: "all" });
+    sessions["models/" + m.file] = createSession(bytes, m.file);
     await sessions["models/" + m.file];
     return true;
   })();
@@ -245,8 +221,8 @@ async function minilm(text, headMask) {
   if (tok.kept <= 2) { return out; }
   var mask = headMask || new Float32Array(m.layers * m.h).fill(1);
   var s = await sessions["models/" + m.file];
-  var r = await s.run({ input_ids: int64(tok.ids),
-    head_mask: new ort.Tensor("float32", mask, [m.layers, m.h]) });
+  var r = await s.run({ input_ids: int64(tok.ids, [1, tok.ids.length]),
+    head_mask: float32(mask, [m.layers, m.h]) });
   for (var l = 1; l <= m.layers; l++) { out.attn.push(r["attn_" + l].data); }
   out.embedding = r.embedding.data;
   return out;

@@ -13,10 +13,11 @@
 // Requests are answered in the order they came.
 //
 // The messages: trainer-client.js (Reader), the page's side, lists them.
-import { loadOrt, graph, words, ids64, weightFeeds, knobFeeds, only, report, fetchBytes, quietFor, afterQuiet } from "./worker-common.js";
+import { float32, knobFeeds, loadOrt, only } from "./ort.js";
+import { afterQuiet, bytes, graph, ids64, quietFor, report, weightFeeds, words }
+  from "./worker-common.js";
 import { patchMaps } from "./readout-patch.js";
 
-let ort = null;
 let T = null; // the manifest's "train" entry
 let DIR = null; // where its files are
 let evaluate = null;
@@ -33,21 +34,21 @@ function boot(base, manifest) {
 async function start(base, manifest) {
   T = manifest.train;
   const dir = DIR = base + "explorer-data/train/";
-  ort = await loadOrt(base);
-  evaluate = await graph(ort, dir, T.graphs.evaluate);
-  circuits = await graph(ort, dir, T.graphs.circuits);
-  const b = await fetchBytes(dir, T.data.baseline.file);
+  await loadOrt();
+  evaluate = await graph(dir, T.graphs.evaluate);
+  circuits = await graph(dir, T.graphs.circuits);
+  const b = await bytes(dir, T.data.baseline.file);
   baseline = new Float32Array(b.buffer, b.byteOffset, b.byteLength / 4);
   const h = await words(dir, T.data.heldout), L = T.batch[1];
-  heldout = ids64(ort, h, 0, h.length, [h.length / L, L]);
+  heldout = ids64(h, 0, h.length, [h.length / L, L]);
 }
 
 // One read-out of the weights msg.params (as the page holds them).
 async function read(msg) {
-  const feeds = weightFeeds(ort, T, msg.params, msg.h, { x: heldout });
+  const feeds = weightFeeds(T, msg.params, msg.h, { x: heldout });
   const layers = T.n_layers;
-  feeds.head_mask = new ort.Tensor("float32", msg.mask || new Float32Array(layers * msg.h).fill(1), [layers, msg.h]);
-  knobFeeds(ort, msg.feeds, feeds);
+  feeds.head_mask = float32(msg.mask || new Float32Array(layers * msg.h).fill(1), [layers, msg.h]);
+  knobFeeds(msg.feeds, feeds);
   const typing = afterQuiet(); // the reader is typing: the page draws first
   if (typing) { await typing; }
   const t0 = performance.now();
@@ -58,7 +59,7 @@ async function read(msg) {
     layers: layers, h: msg.h, circuits: null, msEvaluate: performance.now() - t0, msCircuits: 0 };
   // the circuits read the weights alone: once a copy, not for an ablation
   if (!msg.mask) {
-    const cf = weightFeeds(ort, T, msg.params, msg.h, {});
+    const cf = weightFeeds(T, msg.params, msg.h, {});
     const later = afterQuiet();
     if (later) { await later; }
     const t1 = performance.now();
@@ -104,7 +105,7 @@ self.onmessage = (e) => {
       else if (msg.type === "patch") { // the Patch view (readout-patch.js)
         if (!booting) { throw new Error("the read-out worker was not set up"); }
         await booting;
-        await patchMaps(ort, T, DIR, msg, (part) => self.postMessage(part)); // patch, then ablate
+        await patchMaps(T, DIR, msg, (part) => self.postMessage(part)); // patch, then ablate
       }
     } catch (err) {
       const out = report(err, msg.type);

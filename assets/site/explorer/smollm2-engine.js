@@ -9,11 +9,12 @@
 // refusal(tok) and memoryRefusal(), which the SmolLM2 view (smollm2.js)
 // and the browser tests use.
 import { SMOL, STATIC } from "./data.js";
+import { createSession, float32, int64, loadOrt } from "./ort.js";
 
 const DIR = STATIC + "explorer-data/smollm2/";
 const M = SMOL ? SMOL.manifest : null;
 
-var ort = null, tokenizer = null, session = null, loading = null;
+var tokenizer = null, session = null, loading = null;
 var queue = Promise.resolve();
 
 // Out of memory, as the browser or onnxruntime says it: one line for all.
@@ -80,11 +81,7 @@ function load(onProgress) {
     if (!M) { throw new Error("the build wrote no SmolLM2 data; rebuild the site with `make book`"); }
     var why = memoryRefusal();
     if (why) { throw new Error(why); }
-    ort = await import(STATIC + "ort/ort.wasm.min.mjs");
-    ort.env.wasm.numThreads = 1;
-    ort.env.wasm.proxy = false;
-    ort.env.wasm.wasmPaths = STATIC + "ort/";
-    ort.env.logLevel = "error";
+    await loadOrt();
     var Tokenizer = (await import(STATIC + "tokenizers/tokenizers.min.mjs")).Tokenizer;
     var spec = await Promise.all([fetchJSON(DIR + M.tokenizer), fetchJSON(DIR + M.tokenizer_config)]);
     tokenizer = new Tokenizer(spec[0], spec[1]);
@@ -96,11 +93,11 @@ function load(onProgress) {
       // No graph optimisation: it folds the 4-bit zero points and the
       // vocabulary's slices into float copies (562 MB in all, measured by
       // benchmarks/bench_explorer_smollm2.py), for no faster run.
-      session = await ort.InferenceSession.create(files.graph, { executionProviders: ["wasm"],
-        graphOptimizationLevel: "disabled", externalData: [{ path: M.data, data: files.data }] });
+      session = await createSession(files.graph, M.file, { graphOptimizationLevel: "disabled",
+        externalData: [{ path: M.data, data: files.data }] });
     } catch (err) {
-      if (memoryError(err)) { throw new Error(memoryLine()); }
-      throw new Error(M.file + " is not a model onnxruntime can read (a damaged file)");
+      if (memoryError(err.cause || err)) { throw new Error(memoryLine()); }
+      throw err;
     }
     await run([M.pad, M.pad], null); // the first run sets up the kernels
     return { bytes: files.graph.length + files.data.length, readyMs: performance.now() - t0 };
@@ -138,11 +135,10 @@ async function run(ids, mask) {
   if (why) { throw new Error(why); }
   // padded to the graph's max_len: the model is causal, so the padding
   // changes nothing of the first L rows and L - 1 losses, which are kept
-  var a = new BigInt64Array(M.max_len).fill(BigInt(M.pad)), L = ids.length, P = M.max_len;
-  ids.forEach(function (x, i) { a[i] = BigInt(x); });
+  var L = ids.length, P = M.max_len, padded = new Array(P).fill(M.pad);
+  ids.forEach(function (x, i) { padded[i] = x; });
   var m = mask || new Float32Array(M.layers * M.h).fill(1);
-  var feeds = { input_ids: new ort.Tensor("int64", a, [1, P]),
-    head_mask: new ort.Tensor("float32", m, [M.layers, M.h]) };
+  var feeds = { input_ids: int64(padded, [1, P]), head_mask: float32(m, [M.layers, M.h]) };
   var go = queue.then(function () { return session.run(feeds); });
   queue = go.catch(function () {});
   var r;

@@ -16,7 +16,8 @@
 //
 // The messages: trainer-client.js, the page's side, lists them.
 
-import { loadOrt, graph, words, ids64, weightFeeds, knobFeeds, only, report, quietFor, afterQuiet } from "./worker-common.js";
+import { knobFeeds, loadOrt, only } from "./ort.js";
+import { graph, words, ids64, weightFeeds, report, quietFor, afterQuiet } from "./worker-common.js";
 
 let ort = null;
 let T = null; // the manifest's "train" entry
@@ -41,8 +42,8 @@ function boot(base, manifest) {
 async function start(base, manifest) {
   T = manifest.train;
   DATA = base + "explorer-data/train/";
-  ort = await loadOrt(base);
-  for (const k of ["init", "step"]) { sessions[k] = await graph(ort, DATA, T.graphs[k]); }
+  ort = await loadOrt();
+  for (const k of ["init", "step"]) { sessions[k] = await graph(DATA, T.graphs[k]); }
   for (const k of ["pool", "batches"]) { data[k] = await words(DATA, T.data[k]); }
 }
 
@@ -52,7 +53,7 @@ async function setup(msg) {
   await boot(msg.base, msg.manifest);
   const d = msg.h * msg.d_k;
   // the knobs are inputs of the same graphs: each graph is fed those it has
-  const init = knobFeeds(ort, msg.feeds, {
+  const init = knobFeeds(msg.feeds, {
     noise: new ort.Tensor("float16", data.pool, [data.pool.length]),
     width: new ort.Tensor("float32", new Float32Array(d), [d]),
     seed: new ort.Tensor("int64", new BigInt64Array([BigInt(msg.seed)]), []),
@@ -82,12 +83,12 @@ const stepFetches = () => ["loss", "grad_norm"].concat(
 
 async function step() {
   const s = run.s, B = T.batch[0], L = T.batch[1];
-  const feeds = weightFeeds(ort, T, run.params, run.h, {});
+  const feeds = weightFeeds(T, run.params, run.h, {});
   T.params.forEach((p, i) => { feeds["m_" + p.input] = run.m[i]; feeds["v_" + p.input] = run.v[i]; });
   feeds.s = scalar(s);
   feeds.steps = scalar(run.steps);
-  knobFeeds(ort, run.feeds, feeds);
-  feeds.x = ids64(ort, data.batches, s * B * L, B * L, [B, L]);
+  knobFeeds(run.feeds, feeds);
+  feeds.x = ids64(data.batches, s * B * L, B * L, [B, L]);
   const r = await sessions.step.run(only(sessions.step, feeds), stepFetches());
   const loss = r.loss.data[0], norm = r.grad_norm.data[0];
   if (!Number.isFinite(loss) || !Number.isFinite(norm)) {
