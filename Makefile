@@ -30,8 +30,9 @@ IPYNBS := $(NOTEBOOKS:.md=.ipynb)
 # Last, the time of each stage (see STAGES below).
 book:
 	@mkdir -p _build && echo "book start $$(date +%s.%N)" > $(STAGE_LOG)
-	@$(MAKE) --no-print-directory book-deps
-	@$(MAKE) --no-print-directory -j3 _generated/.stamp slides handouts
+	@$(MAKE) --no-print-directory book-deps || { $(STAGE_TABLE); exit 1; }
+	@$(MAKE) --no-print-directory -j3 _generated/.stamp slides handouts || \
+	  { $(STAGE_TABLE); exit 1; }
 	$(call stage,copy,start)
 	rm -rf _build/html/_static/explorer-data
 	cp -R _generated/explorer-data _build/html/_static/explorer-data
@@ -39,18 +40,20 @@ book:
 	$(call stage,reference,start)
 	$(BIN)/python scripts/class_reference.py  # the book's runs, for the class page
 	$(call stage,reference,end)
-	@$(BIN)/python scripts/stage_times.py $(STAGE_LOG) $(STAGES)
+	@$(STAGE_TABLE)
 	@echo "Built: open _build/html/index.html in a browser"
 
 # The stages of `make book`, in the order its table lists them. Each stage's
 # recipe stamps its start and end into _build/.stages (a shell `date`, no
 # Python: `$(call stage,NAME,start|end)`); `make book` starts the file and
-# ends by printing the table (scripts/stage_times.py): when each stage ran,
-# seconds from the book's start, its wall seconds, "skipped" when what it
-# makes was up to date. They run side by side, so the seconds add up to more
-# than the total.
+# ends by printing the table (scripts/stage_times.py), also when a stage
+# failed: when each stage ran, seconds from the book's start, its wall
+# seconds, "skipped" when what it makes was up to date, "unfinished" when it
+# failed or was stopped. They run side by side, so the seconds add up to
+# more than the total.
 STAGES := install npm vendor notebooks execute export html slides handouts copy reference
 STAGE_LOG := _build/.stages
+STAGE_TABLE = $(BIN)/python scripts/stage_times.py $(STAGE_LOG) $(STAGES)
 stage = @mkdir -p _build && echo "$(1) $(2) $$(date +%s.%N)" >> $(STAGE_LOG)
 
 # The book's Python packages, installed after `make book` started its stage

@@ -31,7 +31,10 @@ def test_every_listed_stage_is_stamped_at_both_ends():
         assert ends == ["start", "end"] * (len(ends) // 2), (name, ends)
     book = MAKEFILE[MAKEFILE.index("\nbook:"):MAKEFILE.index("\nhtml:")]
     assert "> $(STAGE_LOG)" in book.split("\n")[2], "the book's first step starts the log"
-    assert "scripts/stage_times.py $(STAGE_LOG) $(STAGES)" in book, book
+    assert "STAGE_TABLE = $(BIN)/python scripts/stage_times.py $(STAGE_LOG) $(STAGES)" in book
+    # the table also when a stage failed: after each sub-make, and at the end
+    assert book.count("{ $(STAGE_TABLE); exit 1; }") == 2, book
+    assert "\n\t@$(STAGE_TABLE)\n" in book, book
 
 
 def test_the_table_gives_seconds_skipped_and_unfinished():
