@@ -116,7 +116,7 @@ def bench_minilm(page, runs=12):
         n = page.evaluate("(t) => mha.engine.tokenizeMiniLM(t).then(r => r.kept)", text)
         assert n == 16, n
         start = len(page.evaluate("mha.explorer.timings"))
-        page.evaluate("(t) => { mha.explorer.state.text = t; mha.explorer.update('bench'); }", text)
+        page.evaluate("(t) => { mha.explorer.setText(t); mha.explorer.update('bench'); }", text)
         page.wait_for_function(f"mha.explorer.timings.length > {start}")
         ms += timings(page, "bench", start)
         forward.append(page.evaluate("""async (t) => { const t0 = performance.now();

@@ -6,17 +6,19 @@
 // every change recomputes the course's own exported model in the browser.
 // If the engine cannot start, one line says why and the examples still work.
 //
-// The other parts are modules it imports: explorer-state.js (the state S
-// and compute()), explorer-draw.js (colours, heatmaps, legend, strip) and
-// explorer-a11y.js (keyboard, readout, text alternative). They share one
-// object, X, built here; mountExplorer returns the explorer's public face
-// (page.js offers it to the browser tests).
+// The other parts are modules it imports, each the owner of its own
+// fields: explorer-state.js (ExplorerState: the reader's choices, the view,
+// the engine's status, and compute()), explorer-draw.js (Heatmaps: colours,
+// heatmaps, legend, strip) and explorer-a11y.js (A11y: keyboard, readout,
+// text alternative). The controls here change the state only through its
+// methods; mountExplorer returns the explorer's public face (page.js offers
+// it to the browser tests).
 import { MAN, PRE, CMAP } from "./data.js";
 import { el } from "./dom.js";
 import { engine as E } from "./engine.js";
-import { installA11y } from "./explorer-a11y.js";
-import { buildLegend, installDraw } from "./explorer-draw.js";
-import { installState } from "./explorer-state.js";
+import { A11y } from "./explorer-a11y.js";
+import { Heatmaps, buildLegend } from "./explorer-draw.js";
+import { ExplorerState, Notice } from "./explorer-state.js";
 
 // root: the page's #mha-explorer; trainers(): the page's trainer panels
 // (the source "Yours"). Returns the api, or null when the data is missing.
@@ -26,16 +28,14 @@ export function mountExplorer(root, trainers) {
     return null;
   }
   var EXAMPLES = PRE.sentences;
-  var api = { timings: [], state: null, engine: "loading" };
-
-  // ------------------------------------------------------------ state
-  // X: what the parts share. view is what is drawn now; thumbs, the grid's
-  // heatmaps (explorer-draw.js fills it, explorer-a11y.js reads it).
-  var X = { root: root, PRE: PRE, MAN: MAN, CMAP: CMAP, E: E, EXAMPLES: EXAMPLES, api: api,
-    view: null, minilmState: "absent", thumbs: [], trainers: trainers };
-  installState(X);
-  var S = X.S;
-  var tinyCell = X.tinyCell, tinyEntry = X.tinyEntry, yours = X.yours, nLayers = X.nLayers;
+  var S = new ExplorerState(E, trainers);
+  // the public face: the timings of every update, the state's statuses and
+  // a copy of its choices, and what the trainer and the tests call
+  var api = { timings: [],
+    get state() { return S.settings; },
+    get engine() { return S.engine; },
+    get minilm() { return S.minilm; },
+    precomputed: function (name, i) { return S.precomputed(name, i); } };
 
   // ------------------------------------------------------------ controls
   var radios = {};
@@ -57,7 +57,8 @@ export function mountExplorer(root, trainers) {
         "aria-label": r.legend + ": " + o.label });
       input.checked = !!o.checked;
       input.addEventListener("change", function () { if (input.checked) { r.onChange(o.value); } });
-      r.box.appendChild(el("span", { class: "mha-option" }, [input, el("label", { for: id, text: o.label })]));
+      var label = el("label", { for: id, text: o.label });
+      r.box.appendChild(el("span", { class: "mha-option" }, [input, label]));
     });
   }
 
@@ -65,12 +66,13 @@ export function mountExplorer(root, trainers) {
     "aria-describedby": "mha-message" });
   text.value = S.text;
   var exampleList = el("div", { class: "mha-example-list" });
-  var examples = el("div", { class: "mha-examples" }, [el("span", { text: "Examples" }), exampleList]);
+  var examples = el("div", { class: "mha-examples" },
+    [el("span", { text: "Examples" }), exampleList]);
   EXAMPLES.forEach(function (s, i) {
     var short = s.split(" ").slice(0, 3).join(" ") + "…";
     var b = el("button", { type: "button", class: "mha-example", text: short,
       "aria-label": "Example " + (i + 1) + ": " + s, title: s });
-    b.addEventListener("click", function () { text.value = s; S.text = s; update("example"); });
+    b.addEventListener("click", function () { text.value = s; S.setText(s); update("example"); });
     exampleList.appendChild(b);
   });
 
@@ -79,25 +81,29 @@ export function mountExplorer(root, trainers) {
     { value: "untrained", label: "Tiny, untrained" },
     { value: "minilm", label: "MiniLM (real)" },
     { value: "yours", label: "Yours (trained in this page)" },
-  ], function (v) { S.source = v; S.off = {}; S.layer = Math.min(S.layer, nLayers()); syncControls(); update("source"); });
+  ], function (v) { S.chooseSource(v); syncControls(); update("source"); });
 
   var modeGroup = radioGroup("mode", "h and d_k", [
     { value: "budget", label: "Same budget: d_model = " + MAN.budget.d_model, checked: true },
     { value: "wide", label: "Wider heads: d_k grows" },
-  ], function (v) {
-    S.mode = v;
-    if (v === "wide" && MAN.wide.h.indexOf(S.h) < 0) { S.h = MAN.wide.h[MAN.wide.h.length - 1]; }
-    syncControls(); update("mode");
+  ], function (v) { S.chooseMode(v); syncControls(); update("mode"); });
+  var hGroup = radioGroup("h", "Heads h", [], function (v) {
+    S.chooseH(v); syncControls(); update("h");
   });
-  var hGroup = radioGroup("h", "Heads h", [], function (v) { S.h = v; S.head = 0; syncControls(); update("h"); });
-  var dkGroup = radioGroup("dk", "Head width d_k", [], function (v) { S.dk = v; syncControls(); update("dk"); });
-  var layerGroup = radioGroup("layer", "Layer", [], function (v) { S.layer = v; update("layer"); });
+  var dkGroup = radioGroup("dk", "Head width d_k", [], function (v) {
+    S.chooseDk(v); syncControls(); update("dk");
+  });
+  var layerGroup = radioGroup("layer", "Layer", [], function (v) {
+    S.chooseLayer(v); update("layer");
+  });
 
   var loadButton = el("button", { type: "button", class: "mha-load",
-    text: "Load MiniLM to type your own sentences (" + (MAN.minilm.bytes / 1e6).toFixed(1) + " MB download)" });
+    text: "Load MiniLM to type your own sentences (" + (MAN.minilm.bytes / 1e6).toFixed(1) +
+      " MB download)" });
   loadButton.addEventListener("click", loadMiniLM);
-  var resetButton = el("button", { type: "button", class: "mha-reset", text: "Switch every head back on" });
-  resetButton.addEventListener("click", function () { S.off = {}; update("reset"); });
+  var resetButton = el("button",
+    { type: "button", class: "mha-reset", text: "Switch every head back on" });
+  resetButton.addEventListener("click", function () { S.allHeadsOn(); update("reset"); });
 
   var status = el("p", { class: "mha-status", id: "mha-status", role: "status" });
   var message = el("p", { class: "mha-message", id: "mha-message", role: "alert" });
@@ -131,31 +137,36 @@ export function mountExplorer(root, trainers) {
     var t0 = performance.now();
     clearTimeout(typing);
     if (frame) { cancelAnimationFrame(frame); }
-    var go = function () { frame = null; S.text = text.value; update("text", t0); };
-    if (S.source === "minilm" && X.minilmState === "ready") { typing = setTimeout(go, 150); } else { frame = requestAnimationFrame(go); }
+    var go = function () { frame = null; S.setText(text.value); update("text", t0); };
+    if (S.source === "minilm" && S.minilm === "ready") { typing = setTimeout(go, 150); } else {
+      frame = requestAnimationFrame(go);
+    }
   });
 
   function syncControls() {
     var minilm = S.source === "minilm", own = S.source === "yours";
     var yoursOption = document.getElementById("mha-source-yours");
-    if (yoursOption) { yoursOption.parentNode.hidden = !yours() && !own; }
+    if (yoursOption) { yoursOption.parentNode.hidden = !S.yours() && !own; }
     modeGroup.hidden = minilm || own;
     hGroup.hidden = minilm || own;
     dkGroup.hidden = minilm || own || S.mode === "budget";
-    loadButton.hidden = !minilm || X.minilmState === "ready";
-    resetButton.hidden = !minilm || X.minilmState !== "ready";
+    loadButton.hidden = !minilm || S.minilm === "ready";
+    resetButton.hidden = !minilm || S.minilm !== "ready";
     if (!minilm) {
       var hs = S.mode === "budget" ? MAN.budget.h : MAN.wide.h;
       setOptions("h", hs.map(function (h) {
         var lab = S.mode === "budget" ? h + " (d_k " + MAN.budget.d_model / h + ")" : String(h);
         return { value: h, label: lab, checked: h === S.h };
       }));
-      setOptions("dk", MAN.wide.d_k.map(function (d) { return { value: d, label: String(d), checked: d === S.dk }; }));
+      setOptions("dk", MAN.wide.d_k.map(function (d) {
+        return { value: d, label: String(d), checked: d === S.dk };
+      }));
     }
-    var n = nLayers();
-    S.layer = Math.min(Math.max(S.layer, 1), n);
-    var ls = [];
-    for (var l = 1; l <= n; l++) { ls.push({ value: l, label: String(l), checked: l === S.layer }); }
+    S.fitLayer();
+    var n = S.nLayers(), ls = [];
+    for (var l = 1; l <= n; l++) {
+      ls.push({ value: l, label: String(l), checked: l === S.layer });
+    }
     setOptions("layer", ls);
   }
 
@@ -163,44 +174,50 @@ export function mountExplorer(root, trainers) {
   var seq = 0;
   function update(reason, t0) {
     var my = ++seq, start = t0 || performance.now();
-    var entry = S.source === "yours" ? tinyEntry() : null;
-    S.head = Math.min(S.head, (S.source === "minilm" ? MAN.minilm.h : entry ? entry.h : tinyCell().h) - 1);
-    var view = X.compute(); // with the engine as it is now
-    if (api.engine === "failed") { startEngine(); } // a file back in place: try again
+    S.fitHead();
+    var view = S.compute(); // with the engine as it is now
+    if (S.engine === "failed") { startEngine(); } // a file back in place: try again
     view.then(function (v) {
       if (my !== seq) { return; }
-      X.view = v;
+      S.setView(v);
       message.textContent = "";
       pictures.hidden = false;
-      X.draw();
+      heatmaps.draw();
       requestAnimationFrame(function () {
-        api.timings.push({ reason: reason, ms: performance.now() - start, live: v.live, source: S.source });
+        api.timings.push({ reason: reason, ms: performance.now() - start, live: v.live,
+          source: S.source });
       });
     }).catch(function (err) {
       if (my !== seq) { return; }
-      X.view = null;
+      S.setView(null);
       pictures.hidden = true; // never leave stale pictures on screen
-      message.textContent = err instanceof X.Notice ? err.message : "Could not compute this view: " + (err && err.message ? err.message : err);
-      api.timings.push({ reason: reason, ms: performance.now() - start, error: message.textContent });
+      message.textContent = err instanceof Notice ? err.message
+        : "Could not compute this view: " + (err && err.message ? err.message : err);
+      api.timings.push({ reason: reason, ms: performance.now() - start,
+        error: message.textContent });
     });
   }
   api.update = update;
   api.syncControls = syncControls; // the trainer calls it when a model exists
+  // a sentence typed in (the benchmark's): the box and the state
+  api.setText = function (t) { text.value = t; S.setText(t); };
 
   // ------------------------------------------------------------ parts
-  X.pictures = pictures; X.header = header; X.notes = notes; X.strip = strip; X.grid = grid;
-  X.readout = readout; X.detailTitle = detailTitle; X.detail = detail; X.textAlt = textAlt;
-  X.update = update;
-  X.headToggle = headToggle;
-  installDraw(X);
-  installA11y(X);
+  var heatmaps = null;
+  var a11y = new A11y({ readout: readout, detail: detail, textAlt: textAlt }, S, {
+    select: function (i) { S.selectHead(i); heatmaps.draw(); },
+    repaint: function (i, isDetail, cursor) { heatmaps.repaint(i, isDetail, cursor); },
+  });
+  var shown = { root: root, pictures: pictures, header: header, notes: notes, strip: strip,
+    grid: grid, detailTitle: detailTitle, detail: detail };
+  heatmaps = new Heatmaps(shown, CMAP, S, { a11y: a11y, headToggle: headToggle });
 
   function headToggle(i) {
     var m = MAN.minilm, k = (S.layer - 1) * m.h + i;
     var id = "mha-use-" + k;
     var box = el("input", { type: "checkbox", id: id });
-    box.checked = !S.off[k];
-    box.addEventListener("change", function () { S.off[k] = !box.checked; update("ablate"); });
+    box.checked = !S.isOff(k);
+    box.addEventListener("change", function () { S.setHead(k, box.checked); update("ablate"); });
     return el("span", { class: "mha-toggle", title: "Untick to switch this head off" },
       [box, el("label", { for: id, text: "Head " + (i + 1) })]);
   }
@@ -209,19 +226,18 @@ export function mountExplorer(root, trainers) {
   function setStatus(t) { status.textContent = t; }
 
   function loadMiniLM() {
-    X.minilmState = "loading";
+    S.setMiniLM("loading");
     loadButton.disabled = true;
     update("minilm-loading");
     E.loadMiniLM(function (got, total) {
       loadButton.textContent = "Loading MiniLM… " + Math.round(100 * got / total) + "%";
     }).then(function () {
-      X.minilmState = "ready";
-      api.minilm = "ready";
-      setStatus("MiniLM is loaded: type any text (up to " + MAN.minilm.max_len + " tokens), pick a layer, and switch heads off to see what changes.");
+      S.setMiniLM("ready");
+      setStatus("MiniLM is loaded: type any text (up to " + MAN.minilm.max_len +
+        " tokens), pick a layer, and switch heads off to see what changes.");
       syncControls(); update("minilm-ready");
     }).catch(function (err) {
-      X.minilmState = "failed";
-      api.minilm = "failed";
+      S.setMiniLM("failed");
       loadButton.disabled = false;
       loadButton.textContent = "Load MiniLM again";
       setStatus("MiniLM could not load: " + (err && err.message ? err.message : err) + ".");
@@ -236,29 +252,33 @@ export function mountExplorer(root, trainers) {
   // the "unavailable" line goes as soon as it works.
   var lastTry = 0;
   function startEngine(first) {
-    if (!first && (api.engine !== "failed" || performance.now() - lastTry < 1000)) { return; }
+    if (!first && (S.engine !== "failed" || performance.now() - lastTry < 1000)) { return; }
     lastTry = performance.now();
-    api.engine = "loading";
-    setStatus(first ? "Live engine: loading… (the pictures below were computed when the site was built)"
+    S.setEngine("loading");
+    setStatus(first
+      ? "Live engine: loading… (the pictures below were computed when the site was built)"
       : "Live engine: trying again…");
     E.start().then(function () {
-      api.engine = "ready";
-      setStatus("Live engine ready: every change recomputes the course's own model in your browser (onnxruntime-web, WebAssembly).");
+      S.setEngine("ready");
+      setStatus("Live engine ready: every change recomputes the course's own model in your " +
+        "browser (onnxruntime-web, WebAssembly).");
       update("engine-ready");
     }).catch(function (err) {
-      api.engine = "failed";
-      setStatus("Live engine unavailable: " + (err && err.message ? err.message : err) + ". The example sentences' precomputed pictures still work.");
+      S.setEngine("failed");
+      setStatus("Live engine unavailable: " + (err && err.message ? err.message : err) +
+        ". The example sentences' precomputed pictures still work.");
       if (first) { update("engine-failed"); }
     });
   }
   startEngine(true);
 
-  new MutationObserver(function () { if (X.view) { X.draw(); } }).observe(document.documentElement,
+  var redraw = function () { if (S.view) { heatmaps.draw(); } };
+  new MutationObserver(redraw).observe(document.documentElement,
     { attributes: true, attributeFilter: ["data-theme", "data-mode"] });
   var lastWidth = 0;
   addEventListener("resize", function () {
     var w = pictures.clientWidth;
-    if (X.view && Math.abs(w - lastWidth) > 40) { lastWidth = w; X.draw(); }
+    if (S.view && Math.abs(w - lastWidth) > 40) { lastWidth = w; heatmaps.draw(); }
   });
   return api;
 }
