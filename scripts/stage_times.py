@@ -59,7 +59,7 @@ def table(text: str, stages: list[str], now: float) -> str:
         if not done and not unfinished:
             rows.append(f"{name:<{width}}  {'-':>8}  {'-':>8}  {'skipped':>10}")
             continue
-        first = min((a for a, _ in done), default=None)
+        first = min([a for a, _ in done] + [w for what, w in stamps[name] if what == "start"])
         last = max((b for _, b in done), default=None)
         took = f"{sum(b - a for a, b in done):.1f}" if not unfinished else "unfinished"
         rows.append(f"{name:<{width}}  {_at(first, begin):>8}  {_at(last, begin):>8}  "
