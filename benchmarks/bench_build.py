@@ -9,8 +9,8 @@
 temporary folder, no ``.venv``, empty pip, uv, npm and explorer-export
 caches (each pointed at a new folder), then the README's ``make book``.
 Every line the build prints is written to ``--log`` with the seconds since
-the start, and the table gives when each stage started and ended (read off
-the lines that mark them).
+the start, and the stage table `make book` ends with (scripts/stage_times.py:
+when each stage started and ended) is printed again.
 
 Targets (issue "measure every speed claim"): clean build with every chapter
 executed <= 180 s on this 2-core machine; a rebuild with no change <= 5 s;
@@ -28,7 +28,6 @@ from __future__ import annotations
 
 import argparse
 import os
-import re
 import resource
 import shutil
 import subprocess
@@ -54,32 +53,15 @@ def timed(cmd: list[str]) -> str:
             f"{load:.1f} -> {os.getloadavg()[0]:.1f}")
 
 
-#: The lines of a `make book` log that mark a stage's start and end (regular
-#: expressions; the first match of each counts).
-STAGES = (
-    ("install (venv + requirements)", r"-m venv ", r"touch \.venv/\.book-deps"),
-    ("npm ci", r"^npm ci", r"touch node_modules/\.mha-stamp"),
-    ("explorer export", r"scripts/export_explorer\.py", r"touch _generated/\.stamp"),
-    ("chapters executed", r"scripts/execute_chapters\.py", r"chapters executed in"),
-    ("Sphinx HTML", r"jupyter-book build", r"(build succeeded|jupyter-book build .*finished)"),
-    ("slide decks", r"scripts/build_slides\.py", r"slides/16_\w+\.slides\.html"),
-    ("handouts", r"scripts/build_handouts\.py", r"handouts in "),
-)
-
-
-def stage_table(lines: list[tuple[float, str]]) -> str:
-    """``| stage | start s | end s | seconds |`` rows from a timestamped log."""
-    def first(pattern: str, after: float = 0.0):
-        return next((t for t, line in lines if t >= after and re.search(pattern, line)), None)
-    rows = ["| stage | start s | end s | seconds |", "|---|---|---|---|"]
-    for name, start, end in STAGES:
-        t0 = first(start)
-        t1 = first(end, t0) if t0 is not None else None
-        if t0 is None or t1 is None:
-            rows.append(f"| {name} | {t0 if t0 is not None else '-'} | - | - |")
-            continue
-        rows.append(f"| {name} | {t0:.0f} | {t1:.0f} | {t1 - t0:.0f} |")
-    return "\n".join(rows)
+def make_stage_table(lines: list[str]) -> str:
+    """The stage table `make book` printed at its end (scripts/stage_times.py),
+    from its heading to its total row."""
+    try:
+        at = next(i for i, line in enumerate(lines) if line.startswith("Stages of this build"))
+        end = next(j for j in range(at, len(lines)) if lines[j].startswith("total"))
+    except StopIteration:
+        return "(no stage table: the build stopped before make printed it)"
+    return "\n".join(lines[at:end + 1])
 
 
 def fresh_build(log: Path, target: str = "book") -> int:
@@ -106,7 +88,7 @@ def fresh_build(log: Path, target: str = "book") -> int:
     print(f"# fresh clone `make {target}`: rc={proc.returncode}, {took:.0f} s wall; "
           f"load average (1, 5, 15 min) before {load[0]:.1f} {load[1]:.1f} {load[2]:.1f}, "
           f"after {' '.join(f'{x:.1f}' for x in os.getloadavg())}; log: {log}\n")
-    print(stage_table(lines))
+    print(make_stage_table([line for _, line in lines]))
     shutil.rmtree(tmp, ignore_errors=True)
     return proc.returncode
 
