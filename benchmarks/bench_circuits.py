@@ -2,11 +2,11 @@
 
     python benchmarks/bench_circuits.py     # writes results/circuits.json
 
-A read-out is :func:`mhacourse.circuits.circuits_core` on a model's weights:
+A read-out is :func:`mhacourse.circuits.core._circuits_core` on a model's weights:
 Q/K/V-composition between every pair of layer-1 and layer-2 heads, their
 random baseline, each head's positional band, copying proxy and
 prefix-matching score, from the heads' low-rank factors; then the roles the
-page also shows (:func:`~mhacourse.tiny_model.step.evaluate_with`'s
+page also shows (:func:`~mhacourse.tiny_model.step._evaluate_with`'s
 statistics on the held-out set are *not* part of it: they come with the
 accuracy). Issue 31's target: <= 50 ms at h 16, d_k 16. For comparison, the
 readable form (one explicit (d_model, d_model) product per quantity,
@@ -58,21 +58,21 @@ def main() -> int:
 
         def core():
             with torch.no_grad():
-                return C.circuits_core(params, heads, noise)
+                return C.core._circuits_core(params, heads, noise)
 
         timings = bench.time_interleaved(
-            {"circuits_core (float32)": core, "readable functions (float64)":
+            {"_circuits_core (float32)": core, "readable functions (float64)":
              lambda: readable(model)}, cell_budget_s=3.0, min_reps=5, max_reps=15)
-        fast, slow = timings["circuits_core (float32)"], timings["readable functions (float64)"]
+        fast, slow = timings["_circuits_core (float32)"], timings["readable functions (float64)"]
         rows.append({"h": h, "d_k": d_k, "d_model": h * d_k,
                      "circuits_core_ms": round(1000 * fast.median, 2),
                      "readable_ms": round(1000 * slow.median, 1),
                      "rounds": fast.n})
-        print(f"h {h:>2} d_k {d_k:>2}: circuits_core {1000 * fast.median:6.1f} ms, "
+        print(f"h {h:>2} d_k {d_k:>2}: _circuits_core {1000 * fast.median:6.1f} ms, "
               f"readable functions {1000 * slow.median:7.1f} ms ({fast.n} rounds)",
               flush=True)
     result = {
-        "about": "One full circuit read-out (mhacourse.circuits.circuits_core) on "
+        "about": "One full circuit read-out (mhacourse.circuits.core._circuits_core) on "
                  "ONE thread, median CPU ms; the readable float64 functions for "
                  "comparison.",
         "target": f"<= {TARGET_MS:g} ms at h 16, d_k 16 (issue 31)",

@@ -94,10 +94,10 @@ def rounded(x, digits: int = 5):
 def _scored(model, batches) -> tuple[float, float]:
     """Accuracy and loss of ``model`` on the concatenated ``batches``."""
     x = torch.cat([b[0] for b in batches])
-    y, kind = tasks.targets_core(x)
-    logits, _ = training.forward_core(x, model.weights(), model.cfg.h)
-    return (float(training.accuracy_core(logits, y, kind)[0]),
-            float(training.loss_core(logits, y, kind)))
+    y, kind = tasks._targets_core(x)
+    logits, _ = training._forward_core(x, model.weights(), model.cfg.h)
+    return (float(training._accuracy_core(logits, y, kind)[0]),
+            float(training._loss_core(logits, y, kind)))
 
 
 def with_extras(record, extras, batches):

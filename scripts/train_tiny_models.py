@@ -19,7 +19,7 @@ parameter count, training time, what every head attends to
 accuracy per part, loss and head roles every :data:`HISTORY_EVERY` steps:
 ``tiny_model.train(eval_every=...)``). Accuracies are measured on the files
 as saved. Every model is ``tiny_model.train(cfg, steps, seed=0)``: the
-weights the in-browser trainer starts from (``step.init_core``) and its
+weights the in-browser trainer starts from (``step._init_core``) and its
 batches (``data_seed=0``), so a page run of the same size is the same run.
 
 ``--sweep`` trains d_model = 64 with h = 1, 2, 4, ..., 64 (d_k = 64 / h, down

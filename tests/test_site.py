@@ -456,15 +456,15 @@ def test_chapter_page_at_1280_figures_fit_text_legible_length_bounded(site, page
 #: The core whose lines compute each chapter's formula, and lines of it the
 #: built page must show (code/tests/test_structure.py checks the sources).
 CHAPTER_CORES = {
-    "chapters/01_one_head.html": ["def attention_core(",
-                                  "weights = softmax_core(scores)"],
-    "chapters/03_parallel_heads.html": ["def mha_core(",
-                                        "split_heads_core(project(query, w.W_Q, w.b_Q), h)",
-                                        "attention_core(Q, K, V, mask)"],
-    "chapters/06_output_projection.html": ["def output_projection_core(",
+    "chapters/01_one_head.html": ["def _attention_core(",
+                                  "weights = _softmax_core(scores)"],
+    "chapters/03_parallel_heads.html": ["def _mha_core(",
+                                        "_split_heads_core(_project(query, w.W_Q, w.b_Q), h)",
+                                        "_attention_core(Q, K, V, mask)"],
+    "chapters/06_output_projection.html": ["def _output_projection_core(",
                                            "concat @ W_O"],
-    "chapters/10_transformer_block.html": ["def block_core(",
-                                           "x = x + ffn(layer_norm_core("],
+    "chapters/10_transformer_block.html": ["def _block_core(",
+                                           "x = x + ffn(_layer_norm_core("],
 }
 
 

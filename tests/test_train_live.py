@@ -199,7 +199,7 @@ def test_page_accuracy_every_100_steps_equals_tm_train(page):
 def test_ablation_equals_the_package(page):
     """Heads switched off in the page (the trained model of the last run):
     the pictures and the read-out (accuracy, statistics, roles) are the
-    package's forward_with / evaluate_with with the same head_mask, to 1e-5;
+    package's _forward_with / _evaluate_with with the same head_mask, to 1e-5;
     every head off gives one line; switching them back on restores."""
     p, _ = page
     i = 0
@@ -219,7 +219,7 @@ def test_ablation_equals_the_package(page):
     mask = torch.ones(2, h)
     mask[0, off] = 0
     x = tm.heldout()[0]
-    acc, stats, role, named = st.evaluate_with(params, x, torch.zeros(h), mask, torch.ones(2))
+    acc, stats, role, named = st._evaluate_with(params, x, torch.zeros(h), mask, torch.ones(2))
     np.testing.assert_allclose(r["accuracy"], acc.numpy(), atol=1e-5, rtol=0)
     np.testing.assert_allclose(r["stats"], stats.numpy().ravel(), atol=1e-5, rtol=0)
     assert r["role"] == role.flatten().tolist() and r["named"] == named.flatten().tolist()
@@ -232,7 +232,7 @@ def test_ablation_equals_the_package(page):
                         "!mha.trainer.panels[0].drawing" % L)
     page_attn = p.evaluate("mha.trainer.panels[0].lastAttention.attn.map(a => Array.from(a))")
     ids = torch.tensor([tasks.word_ids(sentence)])
-    _, attention = st.forward_with(params, ids, torch.zeros(h), mask, torch.ones(2))
+    _, attention = st._forward_with(params, ids, torch.zeros(h), mask, torch.ones(2))
     for a, b in zip(page_attn, attention, strict=True):
         np.testing.assert_allclose(np.asarray(a, np.float32), b.numpy().ravel(), atol=1e-5, rtol=0)
     # every head off: one line, no picture; then back on
@@ -252,12 +252,13 @@ def test_ablation_equals_the_package(page):
 def test_circuits_equal_the_package(page):
     """The page's circuit read-outs (composition Q/K/V and their random
     baseline, previous-token band, copying, prefix, and the quick roles on
-    the probe) for the model it trained are the package's circuits_core on
+    the probe) for the model it trained are the package's _circuits_core on
     the same weights, to 1e-5; the per-head table shows the quick roles."""
     p, _ = page
     if not (TRAIN / "circuits.onnx").exists():
         pytest.skip("this build has no circuits graph yet")
-    from mhacourse.circuits import READOUTS, circuits_core
+    from mhacourse.circuits import READOUTS
+    from mhacourse.circuits.core import _circuits_core
     wait_state(p, 0, ["done", "paused"])
     c = p.evaluate("mha.trainer.panels[0].config")
     got = page_weights(p, 0)
@@ -266,7 +267,7 @@ def test_circuits_equal_the_package(page):
     r = p.evaluate("mha.trainer.panels[0].readNow().then(r => r.circuits)")
     assert r is not None, "the page read no circuits"
     with torch.no_grad():
-        want = circuits_core(params, torch.zeros(c["h"]), st.noise_pool().half().float())
+        want = _circuits_core(params, torch.zeros(c["h"]), st.noise_pool().half().float())
     # the baseline, by the columns of baseline.f32 (web_train.BASELINE_COLUMNS)
     r["comp_baseline"] = [r["baseline"][k] for k in web_train.BASELINE_COLUMNS[2:]]
     for name, w in zip(READOUTS, want, strict=True):

@@ -79,10 +79,10 @@ from .kv_cache import (
     generate,
     random_causal_lm,
 )
+from .layer import MultiHeadAttention
 from .masks import causal_mask, padding_mask
 from .multihead import (
     MHAWeights,
-    MultiHeadAttention,
     from_torch,
     head_contributions,
     head_slice,

@@ -18,12 +18,12 @@ from ._validate import (
     check_same_dtype,
     check_tensor,
 )
-from .masks import as_additive
+from .masks import _as_additive
 
 NUMPY_HINT = "for NumPy arrays use mhacourse.reference_np"
 
 
-def scores_core(Q: torch.Tensor, K: torch.Tensor) -> torch.Tensor:
+def _scores_core(Q: torch.Tensor, K: torch.Tensor) -> torch.Tensor:
     """``Q K^T / sqrt(d_k)``: how well each query matches each key
     (chapter 1 derives it).
 
@@ -34,7 +34,7 @@ def scores_core(Q: torch.Tensor, K: torch.Tensor) -> torch.Tensor:
     return Q @ K.transpose(-2, -1) / d_k**0.5  # (..., L, S)
 
 
-def softmax_core(scores: torch.Tensor) -> torch.Tensor:
+def _softmax_core(scores: torch.Tensor) -> torch.Tensor:
     """Softmax over the **key** axis (the last): each query's row sums to 1
     (chapter 1).
 
@@ -49,7 +49,7 @@ def softmax_core(scores: torch.Tensor) -> torch.Tensor:
 
 def attention_scores(Q: torch.Tensor, K: torch.Tensor,
                      allow_nonfinite: bool = False) -> torch.Tensor:
-    """Checked :func:`scores_core`: ``Q K^T / sqrt(d_k)``.
+    """Checked :func:`_scores_core`: ``Q K^T / sqrt(d_k)``.
 
     Shapes: ``Q`` (..., L, d_k), ``K`` (..., S, d_k) -> (..., L, S).
     Raises :class:`~mhacourse.InputError` on non-tensors, integer dtypes, a
@@ -66,11 +66,11 @@ def attention_scores(Q: torch.Tensor, K: torch.Tensor,
                          "the scale 1/sqrt(d_k) would be 1/0.")
     for name, t in (("Q", Q), ("K", K)):
         check_finite(name, t, allow_nonfinite)
-    return scores_core(Q, K)
+    return _scores_core(Q, K)
 
 
 def softmax(scores: torch.Tensor, allow_nonfinite: bool = False) -> torch.Tensor:
-    """Checked :func:`softmax_core`: softmax over the last (key) axis.
+    """Checked :func:`_softmax_core`: softmax over the last (key) axis.
 
     ``-inf`` marks a blocked key and is allowed; NaN, ``+inf`` and a row whose
     every entry is ``-inf`` (a query with no key left: 0/0 = NaN) raise
@@ -91,7 +91,7 @@ def softmax(scores: torch.Tensor, allow_nonfinite: bool = False) -> torch.Tensor
                 "(a blocked key) is allowed; to watch NaN spread on purpose, "
                 "pass allow_nonfinite=True.")
         check_no_blocked_rows(torch.isneginf(s), what="scores: a row of only -inf")
-    return softmax_core(scores)
+    return _softmax_core(scores)
 
 
 def _check_pair(Q: torch.Tensor, K: torch.Tensor) -> None:
@@ -176,7 +176,7 @@ def scaled_dot_product_attention(
     them spread), a dtype mix.
     """
     mask = check_attention_inputs(Q, K, V, mask, allow_nonfinite)
-    return attention_core(Q, K, V, mask)
+    return _attention_core(Q, K, V, mask)
 
 
 def check_attention_inputs(Q, K, V, mask=None, allow_nonfinite: bool = False):
@@ -191,7 +191,7 @@ def check_attention_inputs(Q, K, V, mask=None, allow_nonfinite: bool = False):
     return mask
 
 
-def attention_core(Q, K, V, mask=None, dropout=None):
+def _attention_core(Q, K, V, mask=None, dropout=None):
     """``softmax(Q K^T / sqrt(d_k) + mask) V``, the formula chapter 1 derives,
     with no input checks (:func:`scaled_dot_product_attention` checks, then
     calls this). Every form of attention in the package calls it, except
@@ -202,10 +202,10 @@ def attention_core(Q, K, V, mask=None, dropout=None):
     It has no Python branch on tensor values, so it traces (``torch.onnx``,
     ``make_fx``). Shapes as in :func:`scaled_dot_product_attention`.
     """
-    scores = scores_core(Q, K)  # (..., L, S)
+    scores = _scores_core(Q, K)  # (..., L, S)
     if mask is not None:
-        scores = scores + as_additive(mask, scores.dtype)  # (..., L, S)
-    weights = softmax_core(scores)  # (..., L, S)
+        scores = scores + _as_additive(mask, scores.dtype)  # (..., L, S)
+    weights = _softmax_core(scores)  # (..., L, S)
     if dropout is not None:
         weights = dropout(weights)  # (..., L, S)
     return weights @ V, weights  # (..., L, d_v), (..., L, S)

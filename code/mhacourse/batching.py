@@ -38,7 +38,7 @@ from ._validate import (
     check_tensor,
     describe,
 )
-from .attention import attention_core, check_attention_inputs
+from .attention import _attention_core, check_attention_inputs
 from .masks import causal_mask, padding_mask
 
 # --- input checks: the rules of this module's public functions -----------
@@ -170,5 +170,5 @@ def attention_with_dropout(Q, K, V, mask=None, p: float = 0.0,
     """
     check_dropout(p, training, generator, Q)
     mask = check_attention_inputs(Q, K, V, mask)
-    return attention_core(Q, K, V, mask, dropout=lambda A: attention_dropout(
+    return _attention_core(Q, K, V, mask, dropout=lambda A: attention_dropout(
         A, p, training, generator))  # (..., L, d_v), (..., L, S)

@@ -67,7 +67,7 @@ from .bert_weights import (
     load_model,
     model_dir,
 )
-from .block import block_core, check_eps, feed_forward_core, layer_norm_core
+from .block import _block_core, _feed_forward_core, _layer_norm_core, check_eps
 from .heads import merge_heads, split_heads
 from .multihead import (
     MHAWeights,
@@ -85,10 +85,9 @@ __all__ = [
     # tokenizing
     "Tokenized", "BertOutput", "tokenize",
     # the forward pass
-    "embed", "embed_core", "masked_output", "add_norm_ffn", "add_norm_ffn_core",
-    "bert_layer", "layer_core", "forward_core", "run_layers", "encode",
+    "embed", "masked_output", "add_norm_ffn", "bert_layer", "run_layers", "encode",
     # the sentence embedding
-    "mean_pool", "mean_pool_core", "sentence_embedding",
+    "mean_pool", "sentence_embedding",
 ]
 
 
@@ -174,7 +173,7 @@ def check_model(model) -> Bert:
 
 def _check_masked_output(concat, w, h, head_mask) -> None:
     # types and shapes only (no value checks): this also runs inside the
-    # exported core (layer_core)
+    # exported core (_layer_core)
     if not isinstance(w, MHAWeights):
         raise InputTypeError(f"w must be an MHAWeights (layer.attn); got "
                              f"{describe(w)}.")
@@ -360,15 +359,15 @@ def embed(input_ids: torch.Tensor, model: Bert) -> torch.Tensor:
     """
     model = check_model(model)
     check_ids(input_ids, model.config)
-    return embed_core(input_ids, model)
+    return _embed_core(input_ids, model)
 
 
-def embed_core(input_ids: torch.Tensor, model: Bert) -> torch.Tensor:
+def _embed_core(input_ids: torch.Tensor, model: Bert) -> torch.Tensor:
     """:func:`embed` without input checks (for ``torch.onnx.export``).
     Shapes: (B, L) ids -> (B, L, d_model)."""
     L = input_ids.shape[1]
     x = model.E_tok[input_ids] + model.E_pos[:L] + model.E_type[0]  # (B, L, d_model)
-    return layer_norm_core(x, model.gamma_0, model.beta_0, model.config.eps)
+    return _layer_norm_core(x, model.gamma_0, model.beta_0, model.config.eps)
 
 
 def masked_output(concat: torch.Tensor, w: MHAWeights, h: int,
@@ -378,7 +377,7 @@ def masked_output(concat: torch.Tensor, w: MHAWeights, h: int,
 
     Shapes: ``concat`` (B, L, d_model), ``head_mask`` (h,), or (B, h) for a
     mask per sequence -> (B, L, d_model). Types and shapes are checked, no
-    value checks (it also runs inside the exported core, ``layer_core``).
+    value checks (it also runs inside the exported core, ``_layer_core``).
     """
     _check_masked_output(concat, w, h, head_mask)
     if head_mask is not None:
@@ -402,15 +401,15 @@ def add_norm_ffn(x: torch.Tensor, a: torch.Tensor, layer: BertLayer,
         raise InputError(f"x and a must have the same shape (B, L, d_model); "
                          f"got x {tuple(x.shape)} and a {tuple(a.shape)}.")
     check_eps(eps)
-    return add_norm_ffn_core(x, a, layer, eps)
+    return _add_norm_ffn_core(x, a, layer, eps)
 
 
-def add_norm_ffn_core(x: torch.Tensor, a: torch.Tensor, layer: BertLayer,
+def _add_norm_ffn_core(x: torch.Tensor, a: torch.Tensor, layer: BertLayer,
                       eps: float) -> torch.Tensor:
     """:func:`add_norm_ffn` without input checks (for the exported graph)."""
-    y = layer_norm_core(x + a, layer.gamma_1, layer.beta_1, eps)  # Add & Norm
-    ffn = feed_forward_core(y, layer.W_1, layer.b_1, layer.W_2, layer.b_2, "gelu")
-    return layer_norm_core(y + ffn, layer.gamma_2, layer.beta_2, eps)  # Add & Norm
+    y = _layer_norm_core(x + a, layer.gamma_1, layer.beta_1, eps)  # Add & Norm
+    ffn = _feed_forward_core(y, layer.W_1, layer.b_1, layer.W_2, layer.b_2, "gelu")
+    return _layer_norm_core(y + ffn, layer.gamma_2, layer.beta_2, eps)  # Add & Norm
 
 
 def bert_layer(x: torch.Tensor, layer: BertLayer, h: int, eps: float,
@@ -433,26 +432,26 @@ def bert_layer(x: torch.Tensor, layer: BertLayer, h: int, eps: float,
     mask = combine_masks(None, key_padding_mask, B, h, L, L)  # or None
     if head_mask is not None:
         head_mask = check_head_mask(head_mask, None, shape=(h,))
-    x, A, concat = layer_core(x, layer, h, eps, mask, head_mask)
+    x, A, concat = _layer_core(x, layer, h, eps, mask, head_mask)
     return (x, A, concat) if return_concat else (x, A)
 
 
-def layer_core(x: torch.Tensor, layer: BertLayer, h: int, eps: float,
+def _layer_core(x: torch.Tensor, layer: BertLayer, h: int, eps: float,
                mask: torch.Tensor | None = None,
                head_mask: torch.Tensor | None = None):
     """:func:`bert_layer` without input checks (for ``torch.onnx.export``):
-    the post-LN, GELU :func:`~mhacourse.block.block_core` of chapter 10,
+    the post-LN, GELU :func:`~mhacourse.block._block_core` of chapter 10,
     which chapter 4 runs on MiniLM's trained weights. ``mask`` is one
     (B, 1, 1, L) padding mask or ``None``, ``head_mask`` (h,) or ``None``.
     Returns ``(x, weights, concat)``."""
-    return block_core(x, layer, h, mask, pre_ln=False, activation="gelu",
+    return _block_core(x, layer, h, mask, pre_ln=False, activation="gelu",
                       eps=eps, head_mask=head_mask, return_concat=True)
 
 
-def forward_core(input_ids: torch.Tensor, model: Bert,
+def _forward_core(input_ids: torch.Tensor, model: Bert,
                  head_mask: torch.Tensor | None = None):
     """The whole forward pass of one unpadded batch with no input checks:
-    :func:`embed_core`, then every :func:`layer_core`. This is the graph the
+    :func:`_embed_core`, then every :func:`_layer_core`. This is the graph the
     in-browser explorer runs (``mhacourse.web_export``); :func:`encode` is
     the checked entry point.
 
@@ -461,11 +460,11 @@ def forward_core(input_ids: torch.Tensor, model: Bert,
     and n_layers tensors (B, h, L, L).
     """
     cfg = model.config
-    x = embed_core(input_ids, model)  # (B, L, d_model)
+    x = _embed_core(input_ids, model)  # (B, L, d_model)
     hidden, attn = [x], []
     for l, layer in enumerate(model.layers):
         m_l = None if head_mask is None else head_mask[l]  # (h,)
-        x, A, _ = layer_core(x, layer, cfg.h, cfg.eps, None, m_l)
+        x, A, _ = _layer_core(x, layer, cfg.h, cfg.eps, None, m_l)
         hidden.append(x)
         attn.append(A)
     return hidden, attn
@@ -534,10 +533,10 @@ def mean_pool(hidden: torch.Tensor, attention_mask: torch.Tensor,
             f"attention_mask must be a (B, L) = {tuple(hidden.shape[:2])} tensor, "
             f"True/1 = real token (Hugging Face's convention); got "
             f"{describe(attention_mask)}.")
-    return mean_pool_core(hidden, attention_mask, normalize)
+    return _mean_pool_core(hidden, attention_mask, normalize)
 
 
-def mean_pool_core(hidden: torch.Tensor, attention_mask: torch.Tensor,
+def _mean_pool_core(hidden: torch.Tensor, attention_mask: torch.Tensor,
                    normalize: bool = True) -> torch.Tensor:
     """:func:`mean_pool` without input checks (the exported MiniLM graph's
     sentence embedding, ``mhacourse.web_export``)."""

@@ -36,14 +36,14 @@ from ._validate import (
     describe,
     unbatched_padding_mask,
 )
+from .layer import MultiHeadAttention
 from .masks import combine_masks
 from .multihead import (
     MAX_D_MODEL,
     MHAWeights,
-    MultiHeadAttention,
     _check_inputs,
+    _mha_core,
     from_torch,
-    mha_core,
     to_torch,
 )
 
@@ -58,13 +58,13 @@ def layer_norm(x, gamma, beta, eps: float = 1e-5):
     (biased variance, as ``nn.LayerNorm``). Shapes: (..., d_model)."""
     _check_params(x, gamma=gamma, beta=beta)
     check_eps(eps)
-    return layer_norm_core(x, gamma, beta, eps)
+    return _layer_norm_core(x, gamma, beta, eps)
 
 
-def layer_norm_core(x, gamma, beta, eps: float = 1e-5):
+def _layer_norm_core(x, gamma, beta, eps: float = 1e-5):
     """``gamma * (x - mean) / sqrt(var + eps) + beta`` over the last axis, the
     LayerNorm chapter 10 derives, with no input checks (:func:`layer_norm`
-    checks, then calls this; :func:`block_core` calls it)."""
+    checks, then calls this; :func:`_block_core` calls it)."""
     mean = x.mean(dim=-1, keepdim=True)  # (..., 1)
     var = x.var(dim=-1, keepdim=True, unbiased=False)  # (..., 1)
     return gamma * (x - mean) / torch.sqrt(var + eps) + beta
@@ -86,10 +86,10 @@ def feed_forward(x, W_1, b_1, W_2, b_2, activation: str = "relu"):
                 f"{name} must be a {str(x.dtype).replace('torch.', '')} tensor of "
                 f"shape {want[name]} (W_1 is (d_model, d_ff)); got "
                 f"{describe(t)}.")
-    return feed_forward_core(x, W_1, b_1, W_2, b_2, activation)
+    return _feed_forward_core(x, W_1, b_1, W_2, b_2, activation)
 
 
-def feed_forward_core(x, W_1, b_1, W_2, b_2, activation: str = "relu"):
+def _feed_forward_core(x, W_1, b_1, W_2, b_2, activation: str = "relu"):
     """``act(x W_1 + b_1) W_2 + b_2``, the feed-forward network chapter 10
     derives, with no input checks (:func:`feed_forward` checks, then calls
     this). Shapes: (..., d_model) -> (..., d_ff) -> (..., d_model)."""
@@ -114,7 +114,7 @@ class BlockWeights:
     beta_2: torch.Tensor
 
 
-def block_core(x, w: BlockWeights, h, mask=None, pre_ln: bool = False,
+def _block_core(x, w: BlockWeights, h, mask=None, pre_ln: bool = False,
                activation: str = "relu", eps: float = 1e-5, *,
                h_kv=None, cache=None, head_mask=None, head_values=None,
                return_concat: bool = False):
@@ -125,10 +125,10 @@ def block_core(x, w: BlockWeights, h, mask=None, pre_ln: bool = False,
         pre-LN:   x = x + MultiHead(LN_1(x));  x = x + FFN(LN_2(x))
 
     Every block of the package runs it: :class:`TransformerBlock`, BERT
-    (:func:`mhacourse.bert.layer_core`), the causal LM with its key/value
+    (:func:`mhacourse.bert._layer_core`), the causal LM with its key/value
     cache (:mod:`mhacourse.kv_cache`) and the tiny models. ``h_kv``,
     ``cache``, ``head_mask`` and ``head_values`` go to
-    :func:`~mhacourse.multihead.mha_core`.
+    :func:`~mhacourse.multihead._mha_core`.
     ``h`` may be a symbolic size (a traced graph then serves every h).
     ``mask``: one (B or 1, h or 1, L, S) or (L, S) mask (bool ``True`` =
     blocked). Shapes: ``x`` (B, L, d_model) -> ``(x (B, L, d_model),
@@ -136,20 +136,20 @@ def block_core(x, w: BlockWeights, h, mask=None, pre_ln: bool = False,
     ``return_concat=True``.
     """
     def attn(t):  # (B, L, d_model), (B, h, L, S), (B, L, d_model)
-        return mha_core(t, t, t, w.attn, h, mask, h_kv=h_kv, cache=cache,
+        return _mha_core(t, t, t, w.attn, h, mask, h_kv=h_kv, cache=cache,
                         head_mask=head_mask, head_values=head_values)
 
     def ffn(t):
-        return feed_forward_core(t, w.W_1, w.b_1, w.W_2, w.b_2, activation)
+        return _feed_forward_core(t, w.W_1, w.b_1, w.W_2, w.b_2, activation)
 
     if pre_ln:
-        a, A, concat = attn(layer_norm_core(x, w.gamma_1, w.beta_1, eps))
+        a, A, concat = attn(_layer_norm_core(x, w.gamma_1, w.beta_1, eps))
         x = x + a  # residual around attention
-        x = x + ffn(layer_norm_core(x, w.gamma_2, w.beta_2, eps))  # around the FFN
+        x = x + ffn(_layer_norm_core(x, w.gamma_2, w.beta_2, eps))  # around the FFN
     else:
         a, A, concat = attn(x)
-        x = layer_norm_core(x + a, w.gamma_1, w.beta_1, eps)  # Add & Norm
-        x = layer_norm_core(x + ffn(x), w.gamma_2, w.beta_2, eps)  # Add & Norm
+        x = _layer_norm_core(x + a, w.gamma_1, w.beta_1, eps)  # Add & Norm
+        x = _layer_norm_core(x + ffn(x), w.gamma_2, w.beta_2, eps)  # Add & Norm
     return (x, A, concat) if return_concat else (x, A)
 
 
@@ -224,7 +224,7 @@ class TransformerBlock(nn.Module):
         check_all_finite(**{name: getattr(w, name) for name in BLOCK_PARAMS})
         B, L, _ = x.shape
         mask = combine_masks(attn_mask, key_padding_mask, B, self.attn.h, L, L)
-        x, A = block_core(x, w, self.attn.h, mask, self.pre_ln, self.activation,
+        x, A = _block_core(x, w, self.attn.h, mask, self.pre_ln, self.activation,
                           self.eps)
         return (x, A) if return_weights else x
 
@@ -234,14 +234,14 @@ class TransformerBlock(nn.Module):
                             **{name: getattr(self, name) for name in BLOCK_PARAMS})
 
     def core(self, x, mask=None):
-        """:meth:`forward` with no input checks: :func:`block_core` on this
+        """:meth:`forward` with no input checks: :func:`_block_core` on this
         block's weights (for ``torch.onnx.export``).
 
         ``mask``: one (B or 1, h or 1, L, L) mask (bool ``True`` = blocked).
         Shapes: ``x`` (B, L, d_model) -> ``(x (B, L, d_model),
         weights (B, h, L, L))``.
         """
-        return block_core(x, self.weights(), self.attn.h, mask, self.pre_ln,
+        return _block_core(x, self.weights(), self.attn.h, mask, self.pre_ln,
                           self.activation, self.eps)
 
     def copy_weights_(self, attn: MHAWeights, **params) -> "TransformerBlock":

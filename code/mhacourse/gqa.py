@@ -34,9 +34,9 @@ from .multihead import (
     MAX_D_MODEL,
     MHAWeights,
     _check_inputs,
+    _mha_core,
     _unbatched,
     check_dtype,
-    mha_core,
 )
 
 
@@ -81,7 +81,7 @@ def grouped_query_attention(
     B, L, _ = query.shape
     S = key.shape[1]
     mask = combine_masks(attn_mask, key_padding_mask, B, h, L, S)  # or None
-    out, A, concat = mha_core(query, key, value, w, h, mask, h_kv=h_kv)
+    out, A, concat = _mha_core(query, key, value, w, h, mask, h_kv=h_kv)
     return (out, A, concat) if return_concat else (out, A)
 
 

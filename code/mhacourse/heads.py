@@ -31,10 +31,10 @@ def split_heads(x: torch.Tensor, h: int) -> torch.Tensor:
     _check_tensor(x)
     check_ndim("x", x.shape, 3, "(B, L, d_model)")
     check_heads(x.shape[-1], h)
-    return split_heads_core(x, h)
+    return _split_heads_core(x, h)
 
 
-def split_heads_core(x: torch.Tensor, h) -> torch.Tensor:
+def _split_heads_core(x: torch.Tensor, h) -> torch.Tensor:
     """The computation of :func:`split_heads` (chapter 2 derives it), with no
     checks: ``h`` may be a symbolic size, so one traced graph serves every h.
 
@@ -53,10 +53,10 @@ def merge_heads(x: torch.Tensor) -> torch.Tensor:
     """
     _check_tensor(x)
     check_ndim("x", x.shape, 4, "(B, h, L, d_k)")
-    return merge_heads_core(x)
+    return _merge_heads_core(x)
 
 
-def merge_heads_core(x: torch.Tensor) -> torch.Tensor:
+def _merge_heads_core(x: torch.Tensor) -> torch.Tensor:
     """The computation of :func:`merge_heads` (chapter 5), with no checks.
 
     Shapes: (B, h, L, d_k) -> (B, L, h*d_k).
@@ -66,7 +66,7 @@ def merge_heads_core(x: torch.Tensor) -> torch.Tensor:
     return x.reshape(B, L, h * d_k)  # (B, L, d_model)
 
 
-def share_kv_heads(K: torch.Tensor, h) -> torch.Tensor:
+def _share_kv_heads(K: torch.Tensor, h) -> torch.Tensor:
     """``h_kv`` key (or value) heads shared by ``h`` query heads: head ``j``
     repeated for query heads ``j*g .. j*g+g-1``, ``g = h / h_kv`` (chapter 12).
 

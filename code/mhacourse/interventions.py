@@ -303,10 +303,10 @@ def logit_diff(logits, answer, rival, positions) -> float:
     Shapes: ``logits`` (N, L, V), ``answer``, ``rival``, ``positions`` (N,).
     """
     check_logit_diff(logits, answer, rival, positions)
-    return float(logit_diff_core(logits, answer, rival, positions).mean())
+    return float(_logit_diff_core(logits, answer, rival, positions).mean())
 
 
-def logit_diff_core(logits, answer, rival, positions) -> torch.Tensor:
+def _logit_diff_core(logits, answer, rival, positions) -> torch.Tensor:
     """Each pair's logit difference at its scored position, (N,) (no
     checks; :func:`logit_diff` averages it)."""
     rows = torch.arange(logits.shape[0])  # (N,)
@@ -322,10 +322,10 @@ def fraction_recovered(patched, clean, corrupted):
     apart, else refused (a near-zero denominator gives noise, not a ratio).
     """
     check_fraction(patched, clean, corrupted)
-    return fraction_core(patched, clean, corrupted)
+    return _fraction_core(patched, clean, corrupted)
 
 
-def fraction_core(patched, clean, corrupted):
+def _fraction_core(patched, clean, corrupted):
     """``(patched - corrupted) / (clean - corrupted)``, no checks."""
     return (patched - corrupted) / (clean - corrupted)
 
@@ -340,19 +340,19 @@ def _map(model, pairs: Pairs, target, values, unit) -> torch.Tensor:
     """The fraction recovered when ``target`` runs with one head (``unit=
     "head"``: (n_layers, h)) or one layer's heads (``"layer"``: (n_layers,))
     writing ``values`` instead of its output. The endpoints' gap is checked
-    before the groups run (:func:`map_core`, all at once)."""
+    before the groups run (:func:`_map_core`, all at once)."""
     score = pairs[2:]  # answer, rival, positions
     clean = logit_diff(_run(model, pairs.clean)[0], *score)
     corrupted = logit_diff(_run(model, pairs.corrupted)[0], *score)
     check_gap(clean, corrupted)
     n_layers, h = model.cfg.n_layers, model.cfg.h
-    out = map_core(lambda *a: _run(model, *a), target, values, score,
-                   groups_core(n_layers, h, unit))
+    out = _map_core(lambda *a: _run(model, *a), target, values, score,
+                   _groups_core(n_layers, h, unit))
     shape = (n_layers, h) if unit == "head" else (n_layers,)
     return fraction_recovered(out, clean, corrupted).reshape(shape)
 
 
-def groups_core(n_layers: int, h, unit: str) -> torch.Tensor:
+def _groups_core(n_layers: int, h, unit: str) -> torch.Tensor:
     """The masks of :func:`patching_map`'s groups, (G, n_layers, h): one
     head per group (``"head"``, G = n_layers h, layer by layer) or one
     layer's heads (``"layer"``, G = n_layers); 0 = replaced. ``h`` may be a
@@ -362,7 +362,7 @@ def groups_core(n_layers: int, h, unit: str) -> torch.Tensor:
     return 1 - torch.eye(n_layers)[:, :, None].expand(n_layers, n_layers, h)
 
 
-def map_core(run, target, values, score, masks) -> torch.Tensor:
+def _map_core(run, target, values, score, masks) -> torch.Tensor:
     """The mean logit difference of ``target`` (N, L) run once per group of
     ``masks`` (G, n_layers, h), each group's heads writing ``values``
     (n_layers, N or 1, h, L, d_k; None: zero), all groups as one batch of
@@ -380,22 +380,22 @@ def map_core(run, target, values, score, masks) -> torch.Tensor:
             n, G * N, h, L_, d_k)  # (n_layers, G N, h, L, d_k)
     logits = run(ids, mask, values)[0]  # (G N, L, V)
     answer, rival, positions = (t[None].expand(G, N).reshape(G * N) for t in score)
-    return logit_diff_core(logits, answer, rival, positions).reshape(G, N).mean(dim=1)
+    return _logit_diff_core(logits, answer, rival, positions).reshape(G, N).mean(dim=1)
 
 
-def maps_core(run, clean, corrupted, answer, rival, positions, n_layers: int, h):
+def _maps_core(run, clean, corrupted, answer, rival, positions, n_layers: int, h):
     """Everything the page's Patch view draws, from one corruption's pairs:
     ``ends`` (2,), the clean and corrupted runs' mean logit difference, and
     ``fractions`` (5, n_layers, h), the fraction recovered of each head
     patched by :data:`DIRECTIONS` then ablated by :data:`METHODS` (on the
     clean sequences, the default references): :func:`patching_map` and
     :func:`ablation_map` with ``unit="head"``. No checks (the page's graphs
-    run its two halves, :func:`patch_maps_core` then
-    :func:`ablation_maps_core`); the caller refuses ends closer than
+    run its two halves, :func:`_patch_maps_core` then
+    :func:`_ablation_maps_core`); the caller refuses ends closer than
     :data:`MIN_GAP`."""
-    ends, patched = patch_maps_core(run, clean, corrupted, answer, rival, positions,
+    ends, patched = _patch_maps_core(run, clean, corrupted, answer, rival, positions,
                                     n_layers, h)
-    _, ablated = ablation_maps_core(run, clean, corrupted, answer, rival, positions,
+    _, ablated = _ablation_maps_core(run, clean, corrupted, answer, rival, positions,
                                     n_layers, h)
     return ends, torch.cat([patched, ablated])
 
@@ -405,23 +405,23 @@ def _ends(run, clean, corrupted, score):
     heads)``, heads (n_layers, N, h, L, d_k)."""
     logits, on_clean = run(clean, None, None)  # (N, L, V), (n_layers, N, h, L, d_k)
     bad_logits, on_bad = run(corrupted, None, None)
-    ends = torch.stack([logit_diff_core(logits, *score).mean(),
-                        logit_diff_core(bad_logits, *score).mean()])  # (2,)
+    ends = torch.stack([_logit_diff_core(logits, *score).mean(),
+                        _logit_diff_core(bad_logits, *score).mean()])  # (2,)
     return ends, on_clean, on_bad
 
 
 def _maps(run, jobs, score, ends, n_layers: int, h):
     """Each job's (target, values) map of every head, as fractions
     recovered: (len(jobs), n_layers, h)."""
-    masks = groups_core(n_layers, h, "head")  # (n_layers h, n_layers, h)
-    out = torch.stack([map_core(run, target, values, score, masks)
+    masks = _groups_core(n_layers, h, "head")  # (n_layers h, n_layers, h)
+    out = torch.stack([_map_core(run, target, values, score, masks)
                        for target, values in jobs])  # (J, n_layers h)
-    return fraction_core(out, ends[0], ends[1]).reshape(len(jobs), n_layers, h)
+    return _fraction_core(out, ends[0], ends[1]).reshape(len(jobs), n_layers, h)
 
 
-def patch_maps_core(run, clean, corrupted, answer, rival, positions, n_layers: int,
+def _patch_maps_core(run, clean, corrupted, answer, rival, positions, n_layers: int,
                     h):
-    """:func:`maps_core`'s first half, the page's ``patch`` graph: ``(ends
+    """:func:`_maps_core`'s first half, the page's ``patch`` graph: ``(ends
     (2,), fractions (2, n_layers, h))``, each head patched by
     :data:`DIRECTIONS` (:func:`patching_map`, ``unit="head"``). No checks."""
     score = (answer, rival, positions)
@@ -430,9 +430,9 @@ def patch_maps_core(run, clean, corrupted, answer, rival, positions, n_layers: i
     return ends, _maps(run, jobs, score, ends, n_layers, h)
 
 
-def ablation_maps_core(run, clean, corrupted, answer, rival, positions,
+def _ablation_maps_core(run, clean, corrupted, answer, rival, positions,
                        n_layers: int, h):
-    """:func:`maps_core`'s second half, the page's ``ablate`` graph: ``(ends
+    """:func:`_maps_core`'s second half, the page's ``ablate`` graph: ``(ends
     (2,), fractions (3, n_layers, h))``, each head ablated by
     :data:`METHODS` on the clean sequences (:func:`ablation_map`,
     ``unit="head"``, the default references). No checks."""

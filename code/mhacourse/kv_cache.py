@@ -46,9 +46,9 @@ from ._validate import (
     check_tensor,
     describe,
 )
-from .block import BLOCK_PARAMS, BlockWeights, block_core, layer_norm_core
+from .block import BLOCK_PARAMS, BlockWeights, _block_core, _layer_norm_core
 from .gqa import check_kv_heads
-from .multihead import MHAWeights, check_weights, mha_core
+from .multihead import MHAWeights, _mha_core, check_weights
 
 # --- input checks: the rules of this module's public functions -----------
 
@@ -302,7 +302,7 @@ def attention_step(x_new, w: MHAWeights, h: int, h_kv: int, cache: KVCache):
     check_kv_heads(h, h_kv)
     check_weights(w, h, h_kv)
     mask = _step_mask(x_new.shape[1], cache.length)  # (n, t0+n) or None
-    out, _, _ = mha_core(x_new, x_new, x_new, w, h, mask, h_kv=h_kv, cache=cache)
+    out, _, _ = _mha_core(x_new, x_new, x_new, w, h, mask, h_kv=h_kv, cache=cache)
     return out  # (B, n, d_model)
 
 
@@ -363,7 +363,7 @@ class CausalLM:
     @functools.cached_property
     def block_weights(self) -> list[BlockWeights]:
         """Each layer as a :class:`~mhacourse.block.BlockWeights` (made once),
-        what :func:`~mhacourse.block.block_core` runs."""
+        what :func:`~mhacourse.block._block_core` runs."""
         return [BlockWeights(a, **{k: p[k] for k in BLOCK_PARAMS})
                 for p, a in zip(self.layers, self.attention_weights)]
 
@@ -421,7 +421,7 @@ def _check_ids(model: CausalLM, ids, t0: int = 0) -> None:
 
 def forward_full(model: CausalLM, ids: torch.Tensor) -> torch.Tensor:
     """Every position at once with a causal mask, no cache (the reference):
-    each layer is :func:`~mhacourse.block.block_core` (pre-LN) with ``h_kv``
+    each layer is :func:`~mhacourse.block._block_core` (pre-LN) with ``h_kv``
     key/value heads.
 
     Shapes: ``ids`` (B, L) -> logits (B, L, vocab).
@@ -431,9 +431,9 @@ def forward_full(model: CausalLM, ids: torch.Tensor) -> torch.Tensor:
     x = model.E_tok[ids] + model.E_pos[:L]  # (B, L, d_model)
     mask = torch.ones(L, L, dtype=torch.bool).triu(1)  # (L, L), True = blocked
     for w in model.block_weights:
-        x, _ = block_core(x, w, model.h, mask, True, model.activation, model.eps,
+        x, _ = _block_core(x, w, model.h, mask, True, model.activation, model.eps,
                           h_kv=model.h_kv)  # pre-LN
-    return layer_norm_core(x, model.gamma_f, model.beta_f, model.eps) @ model.W_U
+    return _layer_norm_core(x, model.gamma_f, model.beta_f, model.eps) @ model.W_U
 
 
 def forward_cached(model: CausalLM, ids_new: torch.Tensor,
@@ -448,9 +448,9 @@ def forward_cached(model: CausalLM, ids_new: torch.Tensor,
     x = model.E_tok[ids_new] + model.E_pos[t0:t0 + n]  # (B, n, d_model)
     mask = _step_mask(n, t0)  # (n, t0+n) or None
     for w, cache in zip(model.block_weights, caches):
-        x, _ = block_core(x, w, model.h, mask, True, model.activation, model.eps,
+        x, _ = _block_core(x, w, model.h, mask, True, model.activation, model.eps,
                           h_kv=model.h_kv, cache=cache)  # pre-LN
-    return layer_norm_core(x, model.gamma_f, model.beta_f, model.eps) @ model.W_U
+    return _layer_norm_core(x, model.gamma_f, model.beta_f, model.eps) @ model.W_U
 
 
 @torch.no_grad()

@@ -26,8 +26,8 @@ from ._validate import (
     check_positive_int,
 )
 
-__all__ = ["causal_mask", "padding_mask", "to_sdpa_mask", "as_additive",
-           "check_no_blocked_rows", "causal_core", "combine_masks"]
+__all__ = ["causal_mask", "padding_mask", "to_sdpa_mask",
+           "check_no_blocked_rows", "combine_masks"]
 
 
 def causal_mask(L: int, S: int | None = None, device=None) -> torch.Tensor:
@@ -38,10 +38,10 @@ def causal_mask(L: int, S: int | None = None, device=None) -> torch.Tensor:
     L = check_positive_int("L (query length)", L)
     S = L if S is None else check_positive_int("S (key length)", S)
     check_mask_size(L, S)
-    return causal_core(L, S, check_device("device", device))
+    return _causal_core(L, S, check_device("device", device))
 
 
-def causal_core(L, S, device=None) -> torch.Tensor:
+def _causal_core(L, S, device=None) -> torch.Tensor:
     """:func:`causal_mask` without input checks, for a traced (exported)
     model whose ``L`` is a symbolic size. Shapes: returns (L, S) bool."""
     i = torch.arange(L, device=device)[:, None]  # (L, 1)
@@ -72,7 +72,7 @@ def to_sdpa_mask(mask: torch.Tensor) -> torch.Tensor:
     return ~mask if mask.dtype == torch.bool else mask
 
 
-def as_additive(mask: torch.Tensor, dtype: torch.dtype) -> torch.Tensor:
+def _as_additive(mask: torch.Tensor, dtype: torch.dtype) -> torch.Tensor:
     """A boolean mask (``True`` = blocked) as ``0`` / ``-inf`` to add to scores.
     A part of the traced cores: no checks (:func:`check_mask` runs before)."""
     if mask.dtype != torch.bool:
@@ -117,7 +117,7 @@ def combine_masks(
             mask = mask | pad
         else:
             dtype = mask.dtype if mask.dtype != torch.bool else pad.dtype
-            mask = as_additive(mask, dtype) + as_additive(pad, dtype)
+            mask = _as_additive(mask, dtype) + _as_additive(pad, dtype)
     if mask is not None:
         check_no_blocked_rows(mask.expand(-1, -1, L, S))
     return mask

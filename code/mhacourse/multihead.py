@@ -65,12 +65,12 @@ from ._validate import (
     describe,
     unbatched_padding_mask,
 )
-from .attention import attention_core, scaled_dot_product_attention
+from .attention import _attention_core, scaled_dot_product_attention
 from .heads import (
-    merge_heads_core,
-    share_kv_heads,
+    _merge_heads_core,
+    _share_kv_heads,
+    _split_heads_core,
     split_heads,
-    split_heads_core,
 )
 from .masks import combine_masks, to_sdpa_mask
 
@@ -197,6 +197,15 @@ def random_weights(
 
 
 def project(x: torch.Tensor, W: torch.Tensor, b: torch.Tensor | None = None):
+    """``x W + b``: ``x`` (..., d_in) @ ``W`` (d_in, d_out) (+ ``b``
+    (d_out,)) -> (..., d_out). Checks its input, then runs :func:`_project`
+    (the unchecked form the cores call: ``Q = X W_Q``)."""
+    _check_projection(x, W, b, names=("x", "W", "b"))
+    check_all_finite(x=x, W=W, b=b)
+    return _project(x, W, b)
+
+
+def _project(x: torch.Tensor, W: torch.Tensor, b: torch.Tensor | None = None):
     """``x W + b``, (..., d_in) @ (d_in, d_out) -> (..., d_out): no checks."""
     y = x @ W
     return y if b is None else y + b
@@ -221,13 +230,13 @@ def head_slice(W: torch.Tensor, b: torch.Tensor | None, i: int, h: int):
 
 
 def output_projection(concat: torch.Tensor, W_O: torch.Tensor, b_O=None):
-    """Checked :func:`output_projection_core`: ``Concat(head_1..head_h) W_O + b_O``,
+    """Checked :func:`_output_projection_core`: ``Concat(head_1..head_h) W_O + b_O``,
     (B, L, d_model) -> (B, L, d_model)."""
     _check_projection(concat, W_O, b_O)
-    return output_projection_core(concat, W_O, b_O)
+    return _output_projection_core(concat, W_O, b_O)
 
 
-def output_projection_core(concat: torch.Tensor, W_O: torch.Tensor, b_O=None):
+def _output_projection_core(concat: torch.Tensor, W_O: torch.Tensor, b_O=None):
     """``Concat(head_1, ..., head_h) W_O + b_O``, the formula chapter 6
     derives, with no input checks: every output coordinate mixes all
     ``h * d_k`` numbers of the concatenation; ``b_O`` belongs to no head.
@@ -257,21 +266,24 @@ def head_contributions(concat: torch.Tensor, W_O: torch.Tensor, h: int):
     return heads @ W_O_i[None]  # (B, h, L, d_model)
 
 
-def _check_projection(concat, W_O, b_O) -> None:
-    check_tensor("concat", concat, min_ndim=1, legend="(..., d_model)")
-    check_tensor("W_O", W_O, ndim=2, legend="(d_model, d_model)")
+def _check_projection(concat, W_O, b_O, names=("concat", "W_O", "b_O")) -> None:
+    """Types and shapes only (no value checks: output_projection also runs
+    inside the exported core, _mha_core): ``concat`` (..., d_in) against
+    ``W_O`` (d_in, d_out) and ``b_O`` (d_out,); ``names`` as the caller
+    calls them."""
+    x, W, b = names
+    check_tensor(x, concat, min_ndim=1, legend="(..., d_model)")
+    check_tensor(W, W_O, ndim=2, legend="(d_model, d_model)")
     if b_O is not None:
-        check_tensor("b_O", b_O, ndim=1, legend="(d_model,)")
+        check_tensor(b, b_O, ndim=1, legend="(d_model,)")
         if b_O.shape[0] != W_O.shape[1]:
-            raise InputError(f"b_O must have shape ({W_O.shape[1]},), one entry "
-                             f"per column of W_O; got {tuple(b_O.shape)}.")
+            raise InputError(f"{b} must have shape ({W_O.shape[1]},), one entry "
+                             f"per column of {W}; got {tuple(b_O.shape)}.")
     if concat.shape[-1] != W_O.shape[0]:
         raise InputError(
-            f"concat must end in d_model = {W_O.shape[0]} (the rows of W_O); "
-            f"got concat {tuple(concat.shape)} and W_O {tuple(W_O.shape)}.")
-    check_same_dtype(concat=concat, W_O=W_O, b_O=b_O)
-    # types and shapes only (no value checks): output_projection also runs
-    # inside the exported core (mha_core)
+            f"{x} must end in d_model = {W_O.shape[0]} (the rows of {W}); "
+            f"got {x} {tuple(concat.shape)} and {W} {tuple(W_O.shape)}.")
+    check_same_dtype(**{x: concat, W: W_O, b: b_O})
 
 
 def check_weights(w, h, h_kv: int | None = None) -> int:
@@ -393,9 +405,9 @@ def multi_head_attention_loop(
         W_Q_i, b_Q_i = head_slice(w.W_Q, w.b_Q, i, h)  # (d_model, d_k)
         W_K_i, b_K_i = head_slice(w.W_K, w.b_K, i, h)
         W_V_i, b_V_i = head_slice(w.W_V, w.b_V, i, h)
-        Q_i = project(query, W_Q_i, b_Q_i)  # (B, L, d_k)
-        K_i = project(key, W_K_i, b_K_i)  # (B, S, d_k)
-        V_i = project(value, W_V_i, b_V_i)  # (B, S, d_k)
+        Q_i = _project(query, W_Q_i, b_Q_i)  # (B, L, d_k)
+        K_i = _project(key, W_K_i, b_K_i)  # (B, S, d_k)
+        V_i = _project(value, W_V_i, b_V_i)  # (B, S, d_k)
         mask_i = None if mask is None else mask[:, min(i, mask.shape[1] - 1)]
         head_i, A_i = scaled_dot_product_attention(Q_i, K_i, V_i, mask_i,
                                                    allow_nonfinite)
@@ -425,13 +437,13 @@ def multi_head_attention(
     B, L, _ = query.shape
     S = key.shape[1]
     mask = combine_masks(attn_mask, key_padding_mask, B, h, L, S)
-    out, weights, concat = mha_core(query, key, value, w, h, mask)
+    out, weights, concat = _mha_core(query, key, value, w, h, mask)
     if return_concat:
         return out, weights, concat
     return out, weights
 
 
-def mha_core(query, key, value, w: MHAWeights, h, mask=None, *,
+def _mha_core(query, key, value, w: MHAWeights, h, mask=None, *,
              h_kv=None, cache=None, head_mask=None, rotate=None, head_values=None):
     """Multi-head attention, the formula chapters 3 to 6 derive, with no
     input checks (:func:`multi_head_attention` checks, then calls this)::
@@ -452,30 +464,30 @@ def mha_core(query, key, value, w: MHAWeights, h, mask=None, *,
     returns. ``h`` may be a symbolic size. Returns ``(output (B, L, d_model),
     weights (B, h, L, S), concat (B, L, d_model))``.
     """
-    Q = split_heads_core(project(query, w.W_Q, w.b_Q), h)  # (B, h, L, d_k)
+    Q = _split_heads_core(_project(query, w.W_Q, w.b_Q), h)  # (B, h, L, d_k)
     kv_heads = h if h_kv is None else h_kv
-    K = split_heads_core(project(key, w.W_K, w.b_K), kv_heads)  # (B, h_kv, S, d_k)
-    V = split_heads_core(project(value, w.W_V, w.b_V), kv_heads)  # (B, h_kv, S, d_k)
+    K = _split_heads_core(_project(key, w.W_K, w.b_K), kv_heads)  # (B, h_kv, S, d_k)
+    V = _split_heads_core(_project(value, w.W_V, w.b_V), kv_heads)  # (B, h_kv, S, d_k)
     if rotate is not None:  # positions rotate queries and keys, never values
         Q, K = rotate(Q), rotate(K)  # (B, h, L, d_k), (B, h_kv, S, d_k)
     if cache is not None:  # keys and values of every token so far
         K, V = cache.append(K, V)  # (B, h_kv, S_cached + S, d_k)
     if h_kv is not None:  # query head i reads key/value head i // g
-        K, V = share_kv_heads(K, h), share_kv_heads(V, h)  # (B, h, S, d_k)
-    heads, weights = attention_core(Q, K, V, mask)  # (B, h, L, d_k), (B, h, L, S)
-    concat = merge_heads_core(heads)  # (B, L, d_model)
+        K, V = _share_kv_heads(K, h), _share_kv_heads(V, h)  # (B, h, S, d_k)
+    heads, weights = _attention_core(Q, K, V, mask)  # (B, h, L, d_k), (B, h, L, S)
+    concat = _merge_heads_core(heads)  # (B, L, d_model)
     if head_mask is None:
-        return output_projection_core(concat, w.W_O, w.b_O), weights, concat
+        return _output_projection_core(concat, w.W_O, w.b_O), weights, concat
     m = head_mask.to(heads.dtype)[..., None, None]  # (h, 1, 1) or (B, h, 1, 1)
     kept = heads * m if head_values is None else heads * m + head_values * (1 - m)
-    out = output_projection_core(merge_heads_core(kept), w.W_O, w.b_O)  # (B, L, d_model)
+    out = _output_projection_core(_merge_heads_core(kept), w.W_O, w.b_O)  # (B, L, d_model)
     return out, weights, concat
 
 
 def _linear(x: torch.Tensor, W: torch.Tensor, b: torch.Tensor | None = None):
     """``x W + b`` as one BLAS call: ``torch.addmm`` adds the bias inside the
     matrix multiply, so no second (..., d_out) tensor is allocated for ``+ b``.
-    Same numbers as :func:`project` (to float rounding).
+    Same numbers as :func:`_project` (to float rounding).
     Shapes: (..., d_in) @ (d_in, d_out) -> (..., d_out)."""
     # (N, d_in) with N = B*L; a view (no copy) when x is contiguous
     x2 = x.reshape(-1, x.shape[-1])
@@ -506,16 +518,16 @@ def multi_head_attention_fast(
     S = key.shape[1]
     mask = combine_masks(attn_mask, key_padding_mask, B, h, L, S)  # or None
     # each projection is one GEMM with the bias inside (_linear)
-    Q = split_heads_core(_linear(query, w.W_Q, w.b_Q), h)  # (B, h, L, d_k), a view
-    K = split_heads_core(_linear(key, w.W_K, w.b_K), h)  # (B, h, S, d_k), a view
-    V = split_heads_core(_linear(value, w.W_V, w.b_V), h)  # (B, h, S, d_k), a view
+    Q = _split_heads_core(_linear(query, w.W_Q, w.b_Q), h)  # (B, h, L, d_k), a view
+    K = _split_heads_core(_linear(key, w.W_K, w.b_K), h)  # (B, h, S, d_k), a view
+    V = _split_heads_core(_linear(value, w.W_V, w.b_V), h)  # (B, h, S, d_k), a view
     sdpa_mask = None if mask is None else to_sdpa_mask(mask)
     if sdpa_mask is not None and sdpa_mask.is_floating_point():
         sdpa_mask = sdpa_mask.to(Q.dtype)  # the fused kernel wants one dtype
     heads = F.scaled_dot_product_attention(Q, K, V, attn_mask=sdpa_mask)
     # heads: (B, h, L, d_k); the CPU kernel stores it as (B, L, h, d_k), like
-    # Q, so merge_heads_core is a view, not a copy
-    return _linear(merge_heads_core(heads), w.W_O, w.b_O), None  # (B, L, d_model)
+    # Q, so _merge_heads_core is a view, not a copy
+    return _linear(_merge_heads_core(heads), w.W_O, w.b_O), None  # (B, L, d_model)
 
 
 def check_torch_mha(mha) -> None:
@@ -552,48 +564,3 @@ def to_torch(w: MHAWeights, h: int) -> nn.MultiheadAttention:
             mha.in_proj_bias.copy_(torch.cat([w.b_Q, w.b_K, w.b_V]))
             mha.out_proj.bias.copy_(w.b_O)
     return mha
-
-
-class MultiHeadAttention(nn.Module):
-    """A trainable layer with ``nn.MultiheadAttention``'s call signature
-    (``batch_first=True``), built from the functions above.
-
-    ``d_model`` ↔ ``embed_dim``, ``h`` ↔ ``num_heads``. Parameters keep the
-    course's names and layout (``x @ W_Q``).
-    """
-
-    def __init__(self, d_model: int, h: int, bias: bool = True, seed: int | None = None):
-        super().__init__()
-        self.d_k = check_heads(d_model, h)
-        check_positive_int("d_model", d_model, MAX_D_MODEL,
-                           "memory: four d_model x d_model matrices")
-        self.d_model, self.h = d_model, h
-        w = random_weights(d_model, h, bias=bias, seed=seed)
-        for f in fields(w):
-            t = getattr(w, f.name)
-            if f.name.startswith("b") and t is not None:
-                t = torch.zeros_like(t)
-            setattr(self, f.name, None if t is None else nn.Parameter(t))
-
-    def weights(self) -> MHAWeights:
-        return MHAWeights(**{f.name: getattr(self, f.name) for f in fields(MHAWeights)})
-
-    def forward(self, query, key=None, value=None, key_padding_mask=None,
-                need_weights: bool = True, attn_mask=None,
-                average_attn_weights: bool = True):
-        """Self-attention when ``key``/``value`` are omitted.
-
-        Returns ``(output, weights)``; ``weights`` is (B, L, S) averaged over
-        heads, (B, h, L, S) with ``average_attn_weights=False``, or ``None``
-        with ``need_weights=False`` (then the fused kernel runs).
-        """
-        key = query if key is None else key
-        value = key if value is None else value
-        if not need_weights:
-            return multi_head_attention_fast(
-                query, key, value, self.weights(), self.h, attn_mask=attn_mask,
-                key_padding_mask=key_padding_mask)
-        out, A = multi_head_attention(query, key, value, self.weights(), self.h,
-                                      attn_mask=attn_mask,
-                                      key_padding_mask=key_padding_mask)
-        return out, (A.mean(dim=-3) if average_attn_weights else A)

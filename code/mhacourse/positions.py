@@ -172,13 +172,13 @@ def rotary(x: torch.Tensor, positions: torch.Tensor | None = None,
     NaN or inf in ``x`` is refused unless ``allow_nonfinite=True``.
     """
     check_rotary(x, positions, base, allow_nonfinite)
-    return rotary_core(x, positions, base)
+    return _rotary_core(x, positions, base)
 
 
-def rotary_core(x: torch.Tensor, positions: torch.Tensor | None = None,
+def _rotary_core(x: torch.Tensor, positions: torch.Tensor | None = None,
                 base: float = 10000.0) -> torch.Tensor:
     """:func:`rotary` with no checks, the form a model's attention calls
-    (``mha_core(..., rotate=...)``, :mod:`mhacourse.real_lm`).
+    (``_mha_core(..., rotate=...)``, :mod:`mhacourse.real_lm`).
     Shapes: ``x`` (..., L, d), ``positions`` (L,) -> (..., L, d)."""
     L, d = x.shape[-2:]
     if positions is None:

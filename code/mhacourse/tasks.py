@@ -306,10 +306,10 @@ def targets(x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
     ``kind == NOT_SCORED``. See the module docstring for the rule.
     """
     check_targets(x)
-    return targets_core(x)
+    return _targets_core(x)
 
 
-def targets_core(x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+def _targets_core(x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
     """:func:`targets` with no checks (the in-browser training step exports
     it). Shapes: ``x`` (B, L) -> ``y``, ``kind`` (B, L)."""
     B, L = x.shape

@@ -7,12 +7,12 @@ module writes, for the static site:
   every (h, d_k) the explorer offers) as **weights only**, one float32 file
   each (:func:`write_tiny_weights`). The page runs them through the one graph
   of the tiny model's forward pass that :mod:`mhacourse.web_train` exports for
-  every (h, d_k) (:func:`~mhacourse.tiny_model.step.forward_with`, weights as
+  every (h, d_k) (:func:`~mhacourse.tiny_model.step._forward_with`, weights as
   inputs), the graph the in-browser training draws with: one graph instead of
   28, and a build that traces it once;
 - one ONNX graph for all-MiniLM-L6-v2 (:mod:`mhacourse.bert`),
   ``torch.onnx.export`` of the package's own unchecked forward pass
-  (:func:`bert.forward_core`) with **every layer's attention weights as graph
+  (:func:`bert._forward_core`) with **every layer's attention weights as graph
   outputs**. The page runs both graphs with onnxruntime-web: the browser
   computes with the package's models, not with a JavaScript copy of the
   mathematics;
@@ -212,7 +212,7 @@ class MiniLMGraph(nn.Module):
     """What is exported of MiniLM: ``(input_ids (1, L), head_mask (6, 12))``
     -> ``(embedding (1, 384), A_1, ..., A_6)``. The embedding is the mean of
     the last layer over the tokens, divided by its norm (one unpadded
-    sentence: :func:`bert.mean_pool_core` with every token real)."""
+    sentence: :func:`bert._mean_pool_core` with every token real)."""
 
     def __init__(self, model: bert.Bert):
         check_bert(model)
@@ -220,9 +220,9 @@ class MiniLMGraph(nn.Module):
         self.bert = model
 
     def forward(self, input_ids, head_mask):
-        hidden, attention = bert.forward_core(input_ids, self.bert, head_mask)
+        hidden, attention = bert._forward_core(input_ids, self.bert, head_mask)
         mask = torch.ones_like(input_ids, dtype=torch.bool)  # (1, L): all real
-        return (bert.mean_pool_core(hidden[-1], mask), *attention)
+        return (bert._mean_pool_core(hidden[-1], mask), *attention)
 
 
 def _export(module: nn.Module, args: tuple, path: Path, input_names, output_names,

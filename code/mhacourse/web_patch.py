@@ -15,12 +15,12 @@ graph       inputs                                     outputs
                                                        (3, 2, h)
 ==========  =========================================  =========================
 
-Their bodies are :func:`mhacourse.interventions.patch_maps_core` (each
+Their bodies are :func:`mhacourse.interventions._patch_maps_core` (each
 head patched, :data:`~mhacourse.interventions.DIRECTIONS`) and
-:func:`~mhacourse.interventions.ablation_maps_core` (each head ablated,
+:func:`~mhacourse.interventions._ablation_maps_core` (each head ablated,
 :data:`~mhacourse.interventions.METHODS`), the two halves of
-:func:`~mhacourse.interventions.maps_core`, on
-:func:`~mhacourse.tiny_model.step.forward_core`'s weights: the same
+:func:`~mhacourse.interventions._maps_core`, on
+:func:`~mhacourse.tiny_model.step._forward_core`'s weights: the same
 functions :func:`~mhacourse.interventions.patching_map` and
 :func:`~mhacourse.interventions.ablation_map` run, so the page has no
 second copy of the math. Two graphs, run one after the other, so that the
@@ -39,9 +39,9 @@ import torch
 
 from . import interventions as iv
 from ._validate import InputError, InputTypeError, check_path, describe
-from .heads import split_heads_core
+from .heads import _split_heads_core
 from .tiny_model import step as st
-from .tiny_model.model import forward_core
+from .tiny_model.model import _forward_core
 
 N_PAIRS = 256  # pairs per corruption the page scores
 SEED = 0  # corrupt()'s seed
@@ -50,31 +50,31 @@ OUTPUTS = ("ends", "fractions")
 #: fractions' first axis, in order: the patch graph's, then the ablate graph's
 MAPS = (*iv.DIRECTIONS, *iv.METHODS)
 #: each graph's body and the maps its fractions hold
-GRAPHS = {"patch": (iv.patch_maps_core, iv.DIRECTIONS),
-          "ablate": (iv.ablation_maps_core, iv.METHODS)}
+GRAPHS = {"patch": (iv._patch_maps_core, iv.DIRECTIONS),
+          "ablate": (iv._ablation_maps_core, iv.METHODS)}
 
 
-def heads_core(params, ids, heads, head_mask=None, head_values=None):
+def _heads_core(params, ids, heads, head_mask=None, head_values=None):
     """``TinyTransformer.forward_heads`` as a function of ``params`` (no
     checks): ``(logits (B, L, V), heads (n_layers, B, h, L, d_k))``;
     ``heads`` (h,) gives h."""
     h = heads.shape[0]
-    logits, _, concats = forward_core(ids, st._weights(params), h, head_mask=head_mask,
+    logits, _, concats = _forward_core(ids, st._weights(params), h, head_mask=head_mask,
                                       head_values=head_values, return_concat=True)
     # each concat (B, L, d_model) -> (B, h, L, d_k); stacked over layers
-    return logits, torch.stack([split_heads_core(c, h) for c in concats])
+    return logits, torch.stack([_split_heads_core(c, h) for c in concats])
 
 
-def patch_core(params, clean, corrupted, answer, rival, positions, heads,
+def _patch_core(params, clean, corrupted, answer, rival, positions, heads,
                kind="all"):
     """A Patch graph's body on the model ``params`` and one corruption's
     pairs: ``(ends (2,), fractions (maps, n_layers, h))``; ``kind`` "patch"
     or "ablate" (:data:`GRAPHS`), or "all":
-    :func:`~mhacourse.interventions.maps_core`, the five maps in
+    :func:`~mhacourse.interventions._maps_core`, the five maps in
     :data:`MAPS` order."""
     n_layers = (len(params) - len(st.param_names(0))) // st.PER_BLOCK
-    body = iv.maps_core if kind == "all" else GRAPHS[kind][0]
-    return body(lambda ids, m, v: heads_core(params, ids, heads, m, v),
+    body = iv._maps_core if kind == "all" else GRAPHS[kind][0]
+    return body(lambda ids, m, v: _heads_core(params, ids, heads, m, v),
                 clean, corrupted, answer, rival, positions, n_layers, heads.shape[0])
 
 
@@ -89,7 +89,7 @@ def graph(names: list, params: tuple, h: int, kind: str = "patch") -> tuple:
     p = iv.corrupt("successor", 8, seed=SEED)  # (8, 16): any N, the graph's axis
 
     def patch(*a):
-        return patch_core(a[:n], *a[n:], kind=kind)
+        return _patch_core(a[:n], *a[n:], kind=kind)
     return (patch, (*params, p.clean, p.corrupted, p.answer, p.rival, p.positions,
                     torch.zeros(h)),
             [*names, *INPUTS], list(OUTPUTS))

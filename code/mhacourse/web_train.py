@@ -35,15 +35,15 @@ graph          inputs                                      outputs
 
 ``heads`` (any values) and ``head_mask``'s second axis give h; ``layer_on``
 (1 run the block, 0 skip it) and ``head_mask`` (1 keep the head, 0 remove
-it) are :func:`~mhacourse.tiny_model.model.forward_core`'s; ``warmup`` is
+it) are :func:`~mhacourse.tiny_model.model._forward_core`'s; ``warmup`` is
 the warm-up's length (100 on, 0 off); ``clip`` the bound on the gradients'
 global norm (1 on, 0 off: :func:`train`'s ``clip=None``). The knobs are
 inputs of the same graphs, so the page has no second code path for them.
 
 They are :mod:`mhacourse.tiny_model.step`'s functions: the model is
-:func:`~mhacourse.tiny_model.model.forward_core`, the gradients are
+:func:`~mhacourse.tiny_model.model._forward_core`, the gradients are
 ``torch.func``'s, the update is AdamW with :func:`train`'s schedule. The
-data: ``pool.f16`` (the normals :func:`~step.init_core` reads),
+data: ``pool.f16`` (the normals :func:`~step._init_core` reads),
 ``batches.u16`` (the training batches, :func:`tasks.sample` with
 :func:`train`'s generator), ``heldout.u16`` (:func:`training.heldout`) and
 ``baseline.f32`` (:func:`baseline_table`: the circuits' random baseline
@@ -90,7 +90,7 @@ from ._validate import (
 )
 from .catalogue import BUDGET_D_MODEL, SEED, steps_for
 from .circuits import GRAPH_READOUTS
-from .circuits.core import KINDS, PROBE_N, baseline_core, readouts_core
+from .circuits.core import KINDS, PROBE_N, _baseline_core, _readouts_core
 from .tiny_model import step as st
 from .tiny_model.model import TinyConfig
 from .tiny_model.training import DATA_SEED_OFFSET, HELDOUT_N, heldout
@@ -162,7 +162,7 @@ KNOBS = (
 #: against the ``baseline`` column of ``baseline.f32``; a ``"column"``: one
 #: number per head in the per-head table, for the ``layers`` it means
 #: something in) and ``help`` (its caption). To add one: an output of
-#: ``circuits.readouts_core``, one entry here (CONTRIBUTING.md, "Add a
+#: ``circuits._readouts_core``, one entry here (CONTRIBUTING.md, "Add a
 #: read-out").
 READOUTS = (
     {"name": "comp_k", "output": "comp_k", "label": "K-composition", "draw": "map",
@@ -294,7 +294,7 @@ def scalars_to_tensors(gm: torch.fx.GraphModule) -> int:
 
 
 def _example_params(cfg: TinyConfig = EXAMPLE) -> tuple:
-    return st.init_core(st.noise_pool(), torch.zeros(cfg.d_model), torch.tensor(0))
+    return st._init_core(st.noise_pool(), torch.zeros(cfg.d_model), torch.tensor(0))
 
 
 def graph_functions(cfg: TinyConfig = EXAMPLE) -> dict:
@@ -319,25 +319,25 @@ def graph_functions(cfg: TinyConfig = EXAMPLE) -> dict:
     x, _, _ = tasks.sample(cfg.batch, seed=1)  # (32, 16)
 
     def init(noise, width, seed, heads, identical):
-        return st.init_core(noise.float(), width, seed, heads, identical)
+        return st._init_core(noise.float(), width, seed, heads, identical)
 
     def step(*a):
         s, steps, warmup, on, x, h, clip = a[3 * n:]
-        loss, p, m, v, grads, norm = st.train_step_core(
+        loss, p, m, v, grads, norm = st._train_step_core(
             a[:n], a[n:2 * n], a[2 * n:3 * n], s, steps, x, h, warmup, on, clip)
         return (loss, norm, *p, *m, *v, *grads)
 
     def forward(*a):  # h is head_mask's second axis: no heads input here
         ids, mask, on = a[n:]
-        logits, attention = st.forward_with(a[:n], ids, mask[0], mask, on)
+        logits, attention = st._forward_with(a[:n], ids, mask[0], mask, on)
         return (logits, *attention)
 
     def evaluate(*a):
         x, mask, on = a[n:]
-        return st.evaluate_with(a[:n], x, mask[0], mask, on)
+        return st._evaluate_with(a[:n], x, mask[0], mask, on)
 
     def circuits(*a):  # the baseline comes from the build's table (baseline_table)
-        return readouts_core(a[:n], a[n])
+        return _readouts_core(a[:n], a[n])
 
     moments = [f"m_{k}" for k in names] + [f"v_{k}" for k in names]
     layers = [f"attn_{i + 1}" for i in range(cfg.n_layers)]
@@ -469,7 +469,7 @@ def batches(steps: int = MAX_STEPS, seed: int = SEED) -> torch.Tensor:
 
 
 def baseline_table() -> np.ndarray:
-    """The circuits' random baseline (:func:`~mhacourse.circuits.core.baseline_core`,
+    """The circuits' random baseline (:func:`~mhacourse.circuits.core._baseline_core`,
     from the pool as the page loads it, float16) for every ``(h, d_k)`` the
     page allows: rows ``(d_model, d_k, Q, K, V)``, float32, in order of
     ``h`` then ``d_k``. Shapes: -> (sizes, 5)."""
@@ -479,7 +479,7 @@ def baseline_table() -> np.ndarray:
         for h in range(1, H_MAX + 1):
             for d_k in range(D_K_RANGE[0], D_K_RANGE[1] + 1):
                 if h * d_k <= D_MODEL_MAX:
-                    rows.append([h * d_k, d_k, *baseline_core(pool, h * d_k, d_k).tolist()])
+                    rows.append([h * d_k, d_k, *_baseline_core(pool, h * d_k, d_k).tolist()])
     return np.array(rows, dtype=np.float32)
 
 

@@ -1,6 +1,6 @@
 """Bad input to the training step and the training export (issue 30):
 ``tiny_model.step`` (the checked ``train_step`` around the traced
-``train_step_core``, ``param_shapes``, ``param_names``, ``noise_pool``),
+``_train_step_core``, ``param_shapes``, ``param_names``, ``noise_pool``),
 ``tiny_model``'s new knobs, and ``web_train``'s build helpers. Each row
 asserts the package's own one-line error naming what was wrong; the last
 tests assert correct answers for the inputs that are allowed."""
@@ -253,7 +253,7 @@ def test_train_step_equals_its_core(s, steps):
     steps take (int, float, () tensor)."""
     P, M, V = start()
     got = st.train_step(P, M, V, s, steps, X, torch.zeros(H))
-    want = st.train_step_core(P, M, V, torch.tensor(float(s)), torch.tensor(float(steps)),
+    want = st._train_step_core(P, M, V, torch.tensor(float(s)), torch.tensor(float(steps)),
                               X, torch.zeros(H))
     assert torch.equal(got[0], want[0])
     for a, b in zip(got[1], want[1]):

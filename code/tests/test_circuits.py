@@ -275,12 +275,12 @@ def test_core_equals_the_readable_functions(model, which):
 
 
 def test_patterns_are_the_forward_passs(model):
-    """patterns_core skips the last feed-forward layer and the unembedding,
-    and still gives forward_core's attention exactly."""
+    """_patterns_core skips the last feed-forward layer and the unembedding,
+    and still gives _forward_core's attention exactly."""
     ids = tm.heldout()[0][:6]
     with torch.no_grad():
         _, want = tm.TinyTransformer.forward(model, ids, return_attention=True)
-        got = core.patterns_core(ids, model.weights(), model.cfg.h)
+        got = core._patterns_core(ids, model.weights(), model.cfg.h)
     for A, B in zip(got, want, strict=True):
         assert torch.equal(A, B)
 
@@ -310,7 +310,7 @@ def test_probe_roles_agree_with_the_heldout_roles():
 
 def test_core_in_float32_as_the_page_runs_it(model):
     params = tuple(p.detach() for p in model.state_dict().values())
-    out = core.circuits_core(params, torch.zeros(model.cfg.h), st.noise_pool())
+    out = core._circuits_core(params, torch.zeros(model.cfg.h), st.noise_pool())
     ref = C.read_circuits(model)
     for name, got in zip(C.READOUTS, out):
         if name in ("probe_role", "probe_named"):  # an index and a flag
@@ -326,7 +326,7 @@ def test_core_traces_once_for_every_size():
     from torch.fx.experimental.proxy_tensor import make_fx
 
     def fn(*a):
-        return core.circuits_core(a[:-2], a[-2], a[-1])
+        return core._circuits_core(a[:-2], a[-2], a[-1])
 
     def inputs(h, d_k, seed):
         m = tm.TinyTransformer(tm.TinyConfig(h=h, d_k=d_k), seed=seed)

@@ -1,6 +1,6 @@
 """SmolLM2-135M through the course's code (mhacourse.real_lm).
 
-Parity: the course's forward pass (its own attention: mha_core with grouped
+Parity: the course's forward pass (its own attention: _mha_core with grouped
 key/value heads and rotary positions) gives Hugging Face
 ``LlamaForCausalLM``'s logits to 1e-3 and attention weights to 1e-4 on the
 same dequantized weights (float32, 30 blocks); the tokenizer rebuilt from
@@ -169,9 +169,9 @@ def test_the_detectors_are_the_tiny_models():
     model = real_lm.random_lm(seed=0)
     ids = ind.repeated_tokens(model, n=2, half=5, seed=0)
     scores = ind.head_scores(model, ids)  # (2, 2, 4, 2)
-    _, attention, _ = real_lm.forward_core(ids, model.w, model.cfg)
-    from mhacourse.circuits.core import prefix_of_core
-    assert torch.allclose(scores.mean(0)[..., 1], prefix_of_core(attention).float(),
+    _, attention, _ = real_lm.model._forward_core(ids, model.w, model.cfg)
+    from mhacourse.circuits.core import _prefix_of_core
+    assert torch.allclose(scores.mean(0)[..., 1], _prefix_of_core(attention).float(),
                           atol=1e-6)
 
 

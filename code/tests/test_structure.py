@@ -17,13 +17,13 @@ PKG = Path(__file__).resolve().parents[1] / "mhacourse"
 #: copy the tests compare against.
 OWN_ANSWERS = ("checks/", "reference_np.py")
 
-SPLIT = {"split_heads", "split_heads_core", "head_slice"}
-ATTEND = {"attention_core", "scaled_dot_product_attention"}
-LAYER_NORM = {"layer_norm", "layer_norm_core", "ln", "ln1", "ln2"}
-MULTI_HEAD = {"mha_core", "multi_head_attention", "multi_head_attention_fast",
+SPLIT = {"split_heads", "_split_heads_core", "head_slice"}
+ATTEND = {"_attention_core", "scaled_dot_product_attention"}
+LAYER_NORM = {"layer_norm", "_layer_norm_core", "ln", "ln1", "ln2"}
+MULTI_HEAD = {"_mha_core", "multi_head_attention", "multi_head_attention_fast",
               "grouped_query_attention", "attention_step", "cross_attention",
               "attn"}
-FFN = {"feed_forward", "feed_forward_core", "ffn"}
+FFN = {"feed_forward", "_feed_forward_core", "ffn"}
 
 
 def modules():
@@ -59,13 +59,13 @@ def functions():
 def test_one_multi_head_forward_besides_the_loop_and_the_fast_path():
     """A multi-head forward splits projections into heads and attends: the
     core, the loop form the course teaches and the fused path it is measured
-    against; every other form calls :func:`mha_core`."""
+    against; every other form calls :func:`_mha_core`."""
     found = sorted(place for place, calls in functions()
                    if calls & SPLIT and calls & (ATTEND | {"F"}))
     fused = sorted(place for place, calls in functions()
                    if calls & SPLIT and "scaled_dot_product_attention" in calls)
     assert len(found) <= 3, found
-    assert "multihead.py:mha_core" in found, found
+    assert "multihead.py:_mha_core" in found, found
     assert fused, "the fast path (F.scaled_dot_product_attention) is counted"
 
 
@@ -76,7 +76,7 @@ def test_block_forward_written_out_at_most_twice():
     found = sorted(place for place, calls in functions()
                    if calls & LAYER_NORM and calls & MULTI_HEAD and calls & FFN)
     assert len(found) <= 2, found
-    assert "block.py:block_core" in found, found
+    assert "block.py:_block_core" in found, found
 
 
 def imports(path: Path, name: str) -> set[str]:
@@ -208,16 +208,16 @@ def test_numpy_twin_imports_no_torch():
 #: The core each chapter derives, shown in the chapter by ``literalinclude``:
 #: chapter -> (module file, function, lines of the formula it must show).
 CHAPTER_CORES = {
-    "01_one_head": ("attention.py", "attention_core",
-                    ["scores = scores_core(Q, K)", "weights = softmax_core(scores)"]),
-    "03_parallel_heads": ("multihead.py", "mha_core",
-                          ["split_heads_core(project(query, w.W_Q, w.b_Q), h)",
-                           "attention_core(Q, K, V, mask)"]),
-    "06_output_projection": ("multihead.py", "output_projection_core",
+    "01_one_head": ("attention.py", "_attention_core",
+                    ["scores = _scores_core(Q, K)", "weights = _softmax_core(scores)"]),
+    "03_parallel_heads": ("multihead.py", "_mha_core",
+                          ["_split_heads_core(_project(query, w.W_Q, w.b_Q), h)",
+                           "_attention_core(Q, K, V, mask)"]),
+    "06_output_projection": ("multihead.py", "_output_projection_core",
                              ["concat @ W_O"]),
-    "10_transformer_block": ("block.py", "block_core",
-                             ["layer_norm_core(x + a, w.gamma_1, w.beta_1, eps)",
-                              "x = x + ffn(layer_norm_core("]),
+    "10_transformer_block": ("block.py", "_block_core",
+                             ["_layer_norm_core(x + a, w.gamma_1, w.beta_1, eps)",
+                              "x = x + ffn(_layer_norm_core("]),
 }
 
 
@@ -319,26 +319,15 @@ def type_checks(module: str) -> set[str]:
     return direct | {name for name, fn in checks.items() if calls(fn) & direct}
 
 
-def core_parts() -> set[str]:
-    """Names of the functions some ``*_core`` calls: pieces of a core
-    (``project`` in ``mha_core``), traced with it and so unchecked."""
-    return {c.func.attr if isinstance(c.func, ast.Attribute) else c.func.id
-            for path in modules().values()
-            for fn in ast.walk(ast.parse(path.read_text()))
-            if isinstance(fn, ast.FunctionDef) and fn.name.endswith("_core")
-            for c in ast.walk(fn) if isinstance(c, ast.Call)
-            and isinstance(c.func, (ast.Name, ast.Attribute))}
-
-
 def public_functions():
     """``(place, module, path, function)`` for every public function: a
     module-level function whose name and module path have no leading
-    underscore. Left out by rule: a ``check_*`` (it is a check); a
-    ``*_core``, or a function a core calls (the unchecked form, by the house
-    rule: checks wrap a core, never sit in it, so it traces once for every
-    size; its checked wrapper is public); a function that takes no
-    argument (nothing to check)."""
-    parts = core_parts()
+    underscore. Left out by rule: a ``check_*`` (it is a check); a function
+    that takes no argument (nothing to check). A core (``_mha_core``) and
+    the functions cores call (``_project``) are unchecked, by the house
+    rule (checks wrap a core, never sit in it, so it traces once for every
+    size), and so private: their names start with an underscore, and their
+    checked forms are the public ones."""
     for module, path in modules().items():
         rel = path.relative_to(PKG).as_posix()
         if any(part.startswith("_") and part != "__init__.py"
@@ -346,8 +335,7 @@ def public_functions():
             continue
         for fn in ast.parse(path.read_text()).body:
             if not isinstance(fn, ast.FunctionDef) or fn.name.startswith("_") or (
-                    CHECK.match(fn.name) or fn.name.endswith("_core")
-                    or fn.name in parts):
+                    CHECK.match(fn.name)):
                 continue
             a = fn.args
             if a.posonlyargs or a.args or a.kwonlyargs or a.vararg or a.kwarg:
@@ -391,13 +379,10 @@ def test_a_function_checks_with_its_own_rules_or_the_ground_floor():
     assert "check_positive_int" not in type_checks("mhacourse._validate")
 
 
-#: Public functions that rightly start with no check, each with the
-#: reason: the bodies of the graphs the page runs. They are traced once for
-#: every size (a check would be traced into the graph or bake a size in);
-#: web_train checks the sizes before tracing and train() checks its input.
+#: Public functions whose first statement is not a check call, each with the
+#: reason: their decorator checks the input before the body runs. (The
+#: traced graph bodies, ``_forward_with`` and the cores, are private.)
 NO_CHECK_FIRST = {
-    "tiny_model/step.py:forward_with": "a traced graph body (web_train exports it)",
-    "tiny_model/step.py:evaluate_with": "a traced graph body (web_train exports it)",
     "reference_np.py:multi_head_attention_loop": "checked by its decorator "
         "(_mha_forms runs _check_mha before the body)",
     "reference_np.py:multi_head_attention": "checked by its decorator "

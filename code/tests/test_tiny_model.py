@@ -166,7 +166,7 @@ def test_attention_on_a_sentence():
 def core_run(cfg, steps, seed=0, data_seed=0, run_steps=None, layer_on=None,
              identical=False, clip=st.CLIP):
     """``run_steps`` steps of a ``steps``-step run by iterating
-    step.train_step_core (the function the page runs), from
+    step._train_step_core (the function the page runs), from
     TinyTransformer(cfg, seed)'s weights on train()'s batches. Returns
     (losses, params)."""
     P = tuple(p.detach().clone() for p in
@@ -177,7 +177,7 @@ def core_run(cfg, steps, seed=0, data_seed=0, run_steps=None, layer_on=None,
     losses = []
     for s in range(steps if run_steps is None else run_steps):
         x = tasks.sample(cfg.batch, generator=g)[0]
-        loss, P, M, V, _, _ = st.train_step_core(
+        loss, P, M, V, _, _ = st._train_step_core(
             P, M, V, torch.tensor(float(s)), torch.tensor(float(steps)), x,
             torch.zeros(cfg.h), torch.tensor(float(cfg.warmup)), layer_on, clip)
         losses.append(loss.item())
@@ -191,7 +191,7 @@ def test_the_model_starts_from_init_core():
         cfg = tm.TinyConfig(h=h, d_k=d_k)
         model = tm.TinyTransformer(cfg, seed)
         assert list(model.state_dict()) == st.param_names(2)
-        want = st.init_core(st.noise_pool(), torch.zeros(cfg.d_model), torch.tensor(seed))
+        want = st._init_core(st.noise_pool(), torch.zeros(cfg.d_model), torch.tensor(seed))
         for name, a, b in zip(st.param_names(), model.state_dict().values(), want):
             assert torch.equal(a, b), name
         one = tm.TinyTransformer(tm.TinyConfig(h=h, d_k=d_k, n_layers=1), seed)
@@ -205,7 +205,7 @@ def test_the_model_starts_from_init_core():
 @pytest.mark.parametrize("h,d_k,seed", [(4, 16, 0), (3, 20, 1)])
 def test_train_and_the_pages_step_give_the_same_losses(h, d_k, seed):
     """One run, two engines: train() (torch.optim) and 50 steps of
-    step.train_step_core (the function the page runs, exported) from the same
+    step._train_step_core (the function the page runs, exported) from the same
     weights on the same batches: losses equal to 1e-4 (relative)."""
     cfg = tm.TinyConfig(h=h, d_k=d_k)
     core, _ = core_run(cfg, 50, seed)
@@ -224,7 +224,7 @@ def hand_loop(cfg, steps, seed=0):
     opt = torch.optim.AdamW(model.parameters(), lr=cfg.peak_lr,
                             weight_decay=cfg.weight_decay, betas=(0.9, 0.98))
     total = torch.tensor(steps, dtype=torch.float64)
-    sched = torch.optim.lr_scheduler.LambdaLR(opt, lambda s: float(tm.training.lr_factor(
+    sched = torch.optim.lr_scheduler.LambdaLR(opt, lambda s: float(tm.training._lr_factor(
         torch.tensor(s, dtype=torch.float64), total, cfg.warmup)))
     g = torch.Generator().manual_seed(10_000)
     losses = []
@@ -299,7 +299,7 @@ def test_layer_2_off_trains_as_the_one_layer_model():
             # is 0, and Adam turns rounding noise into lr-sized steps (issue 30)
             assert torch.allclose(got[name], want, atol=1e-4, rtol=0), name
     x = tasks.sample(8, seed=2)[0]
-    logits, _ = st.forward_with(P, x, torch.zeros(h), layer_on=torch.tensor([1.0, 0.0]))
+    logits, _ = st._forward_with(P, x, torch.zeros(h), layer_on=torch.tensor([1.0, 0.0]))
     assert torch.allclose(logits, model(x), atol=1e-4)
     start = tm.TinyTransformer(cfg).state_dict()
     for name in st.param_names(2):
@@ -322,9 +322,9 @@ def test_the_one_layer_control_stays_on_the_plateau():
 
 def test_without_warm_up_the_schedule_starts_at_the_peak():
     s, steps = torch.tensor(0.0), torch.tensor(800.0)
-    assert float(tm.training.lr_factor(s, steps, 0)) == 1.0
-    assert float(tm.training.lr_factor(s, steps, torch.tensor(0.0))) == 1.0
-    assert float(tm.training.lr_factor(s, steps, 100)) == pytest.approx(1 / 100)
+    assert float(tm.training._lr_factor(s, steps, 0)) == 1.0
+    assert float(tm.training._lr_factor(s, steps, torch.tensor(0.0))) == 1.0
+    assert float(tm.training._lr_factor(s, steps, 100)) == pytest.approx(1 / 100)
     cfg = tm.TinyConfig(h=2, d_k=8, warmup=0)
     on, _ = core_run(tm.TinyConfig(h=2, d_k=8), 100, run_steps=3)
     off, _ = core_run(cfg, 100, run_steps=3)
@@ -356,21 +356,21 @@ def test_an_identical_start_stays_identical():
     """Every head a copy of head 0 at the start stays one after training
     (equal gradients, elementwise AdamW), and the layer then computes what
     one head of width d_k computes, written h times (W_O's h equal rows)."""
-    from mhacourse.masks import causal_core
-    from mhacourse.multihead import mha_core
+    from mhacourse.masks import _causal_core
+    from mhacourse.multihead import _mha_core
     h, d_k = 4, 8
     cfg = tm.TinyConfig(h=h, d_k=d_k)
     model, _ = tm.train(cfg, 60, identical_heads=True, eval_data=tm.heldout(n=8))
     x = tasks.sample(4, seed=3)[0]
     _, _, inputs = model.core(x, return_inputs=True)
-    mask = causal_core(x.shape[1], x.shape[1])
+    mask = _causal_core(x.shape[1], x.shape[1])
     for block, z in zip(model.blocks, inputs):
         w = block.attn.weights()
         heads = [one_head(w, i, h) for i in range(h)]
         for other in heads[1:]:
             for name, t in other.items():
                 assert (heads[0][name] - t).abs().max() <= 1e-6, name
-        out, A, _ = mha_core(z, z, z, w, h, mask)
+        out, A, _ = _mha_core(z, z, z, w, h, mask)
         out_1, A_1 = single_head(z, heads[0], w.b_O, h)
         assert torch.allclose(out, out_1, atol=1e-5)
         assert torch.allclose(A, A_1[:, None].expand_as(A), atol=1e-6)

@@ -2,7 +2,7 @@
 run with onnxruntime on one thread, against the package: every map equals
 patching_map and ablation_map (unit "head") within 1e-4 on the main run's
 model (seen 1.8e-7), the clean and corrupted ends equal logit_diff, a
-random model of another size agrees with maps_core in PyTorch, and the
+random model of another size agrees with _maps_core in PyTorch, and the
 pairs the build writes are corrupt()'s."""
 from pathlib import Path
 
@@ -82,10 +82,10 @@ def test_another_size_agrees_with_maps_core(session):
     ends, fractions = session.run(None, feed(model, p))
     params = tuple(model.state_dict().values())
     with torch.no_grad():
-        e, f = web_patch.patch_core(params, p.clean, p.corrupted, p.answer, p.rival,
+        e, f = web_patch._patch_core(params, p.clean, p.corrupted, p.answer, p.rival,
                                     p.positions, torch.zeros(3))
         _, heads = model.forward_heads(p.clean)
-        _, mine = web_patch.heads_core(params, p.clean, torch.zeros(3))
+        _, mine = web_patch._heads_core(params, p.clean, torch.zeros(3))
     assert torch.equal(heads, mine)
     assert np.allclose(ends, e.numpy(), atol=1e-5)
     assert np.allclose(fractions, f.numpy(), atol=1e-3 * max(1, float(f.abs().max())))

@@ -178,7 +178,7 @@ def test_a_hundred_steps_stay_finite(graphs, h, d_k):
 def test_init_graph_equals_init_core(graphs, h, d_k):
     pool = st.noise_pool()
     for seed in (0, 7):
-        want = st.init_core(pool, torch.zeros(h * d_k), torch.tensor(seed))
+        want = st._init_core(pool, torch.zeros(h * d_k), torch.tensor(seed))
         got = run(graphs["init"], pool.half().numpy(), np.zeros(h * d_k, np.float32),
                   np.array(seed, np.int64), np.zeros(h, np.float32))
         assert len(got) == len(want)
@@ -194,19 +194,19 @@ def test_init_graph_equals_init_core(graphs, h, d_k):
 
 
 def test_init_follows_the_models_rule():
-    """init_core's tensors have TinyTransformer's shapes, zeros and ones, and
+    """_init_core's tensors have TinyTransformer's shapes, zeros and ones, and
     the spread of its N(0, 1/fan_in) draws (within 5 %)."""
     pool = st.noise_pool()
     for h, d_k in [(4, 16), (16, 16)]:
         ref = start(h, d_k)
-        got = st.init_core(pool, torch.zeros(h * d_k), torch.tensor(0))
+        got = st._init_core(pool, torch.zeros(h * d_k), torch.tensor(0))
         for name, a, b in zip(st.param_names(), got, ref):
             assert a.shape == b.shape, name
             if b.std() == 0:
                 assert torch.equal(a, b), name
             else:
                 assert abs(a.std() / b.std() - 1) < 0.05, (name, a.std(), b.std())
-    seeds = [st.init_core(pool, torch.zeros(64), torch.tensor(s))[0] for s in (0, 1)]
+    seeds = [st._init_core(pool, torch.zeros(64), torch.tensor(s))[0] for s in (0, 1)]
     assert not torch.equal(*seeds), "another seed gives other weights"
 
 
@@ -246,7 +246,7 @@ def test_evaluate_graph_equals_the_package(graphs):
 @pytest.mark.parametrize("h,d_k", [(4, 16), (3, 20)])
 def test_the_knobs_are_inputs_of_the_step(graphs, h, d_k):
     """Warm-up off, clipping off and layer 2 off, as inputs of the one step graph: five
-    steps equal step.train_step_core's (loss, norm <= 1e-5 relative), and
+    steps equal step._train_step_core's (loss, norm <= 1e-5 relative), and
     block 2's weights stay exactly as they were."""
     P0 = start(h, d_k)
     P, M, V = numpy(P0), [np.zeros_like(p.numpy()) for p in P0], None
@@ -259,7 +259,7 @@ def test_the_knobs_are_inputs_of_the_step(graphs, h, d_k):
         loss, norm, P, M, V, _ = step_outputs(graphs["step"], P, M, V, s, 800, xs[s], h,
                                               warmup=scalar(0), layer_on=on,
                                               clip=scalar(0))
-        lt, Pt, Mt, Vt, _, nt = st.train_step_core(
+        lt, Pt, Mt, Vt, _, nt = st._train_step_core(
             Pt, Mt, Vt, torch.tensor(float(s)), torch.tensor(800.0), xs[s],
             torch.zeros(h), torch.tensor(0.0), torch.from_numpy(on), 0.0)
         assert abs(loss - lt.item()) <= 1e-5 * lt.item()
@@ -272,7 +272,7 @@ def test_the_knobs_are_inputs_of_the_step(graphs, h, d_k):
 @pytest.mark.parametrize("h,d_k", [(4, 16), (3, 20)])
 def test_ablation_and_layer_knob_of_forward_and_evaluate(graphs, h, d_k):
     """head_mask and layer_on on the forward and evaluate graphs give the
-    package's numbers (forward_core with the same head_mask and layer_on)."""
+    package's numbers (_forward_core with the same head_mask and layer_on)."""
     model = tm.TinyTransformer(tm.TinyConfig(h=h, d_k=d_k), seed=4)
     P = numpy(model.state_dict().values())
     g = torch.Generator().manual_seed(0)
@@ -282,9 +282,9 @@ def test_ablation_and_layer_knob_of_forward_and_evaluate(graphs, h, d_k):
     for on in ([1.0, 1.0], [1.0, 0.0], [0.0, 1.0]):
         layer_on = torch.tensor(on)
         with torch.no_grad():
-            logits, attention = st.forward_with(tuple(model.state_dict().values()), x[:1],
+            logits, attention = st._forward_with(tuple(model.state_dict().values()), x[:1],
                                                 torch.zeros(h), mask, layer_on)
-            want = st.evaluate_with(tuple(model.state_dict().values()), x,
+            want = st._evaluate_with(tuple(model.state_dict().values()), x,
                                     torch.zeros(h), mask, layer_on)
         got = run(graphs["forward"], *P, x[:1].numpy(), np.zeros(h, np.float32),
                   head_mask=mask.numpy(), layer_on=layer_on.numpy())
@@ -302,10 +302,11 @@ def test_ablation_and_layer_knob_of_forward_and_evaluate(graphs, h, d_k):
 
 @pytest.mark.parametrize("h,d_k", [(4, 16), (3, 20)])
 def test_circuits_graph_equals_the_package(graphs, h, d_k):
-    """The exported circuits graph gives circuits_core's read-outs (<= 1e-5)
+    """The exported circuits graph gives _circuits_core's read-outs (<= 1e-5)
     on a trained-looking and an untrained model, from the pool as the page
     loads it (float16)."""
-    from mhacourse.circuits import GRAPH_READOUTS, READOUTS, circuits_core
+    from mhacourse.circuits import GRAPH_READOUTS, READOUTS
+    from mhacourse.circuits.core import _circuits_core
     pool = st.noise_pool().half().float()  # as the page loads it
     table = web_train.baseline_table()
     row = table[(table[:, 0] == h * d_k) & (table[:, 1] == d_k)]
@@ -313,7 +314,7 @@ def test_circuits_graph_equals_the_package(graphs, h, d_k):
     for seed in (0, 3):
         params = start(h, d_k, seed)
         with torch.no_grad():
-            want = dict(zip(READOUTS, circuits_core(params, torch.zeros(h), pool), strict=True))
+            want = dict(zip(READOUTS, _circuits_core(params, torch.zeros(h), pool), strict=True))
         got = run(graphs["circuits"], *numpy(params), np.zeros(h, np.float32))
         assert [o.name for o in graphs["circuits"].get_outputs()] == list(GRAPH_READOUTS)
         got = dict(zip(GRAPH_READOUTS, got, strict=True), comp_baseline=row[0, 2:])
@@ -370,7 +371,7 @@ def test_every_input_of_every_graph_is_read():
     must feed some node. The circuits graph reads only the weights its
     read-outs depend on (no layer-2 feed-forward, no final LayerNorm shift),
     so there every input but those must be read, and those are exactly the
-    weights circuits_core's outputs have no gradient for."""
+    weights _circuits_core's outputs have no gradient for."""
     onnx = pytest.importorskip("onnx")
     folder = BUILT if (BUILT / "step.onnx").exists() else None
     if folder is None:
@@ -386,13 +387,13 @@ def test_every_input_of_every_graph_is_read():
 
 
 def circuits_unread() -> list[str]:
-    """The weights no output of circuits_core depends on (zero gradient of
+    """The weights no output of _circuits_core depends on (zero gradient of
     the sum of every output, on random weights)."""
-    from mhacourse.circuits import circuits_core
+    from mhacourse.circuits.core import _circuits_core
     params = [p.clone().requires_grad_() for p in start(3, 8)]
     for p in params:
         p.data += 0.1 * torch.randn_like(p)  # no zero gamma or bias at a kink
-    out = circuits_core(params, torch.zeros(3), st.noise_pool())
+    out = _circuits_core(params, torch.zeros(3), st.noise_pool())
     grads = torch.autograd.grad(sum(o.sum() for o in out), params, allow_unused=True)
     return [name.replace(".", "_") for name, g in zip(st.param_names(), grads)
             if g is None or not bool(g.abs().gt(0).any())]

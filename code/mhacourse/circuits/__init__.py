@@ -12,12 +12,13 @@ Induction Heads"), on the tiny models of :mod:`mhacourse.tiny_model`.
   :func:`composition_max_baseline`,
   :func:`repeated_sequences`, :func:`prefix_matching_scores`,
   :func:`read_circuits`
-- :mod:`~mhacourse.circuits.core` — :func:`circuits_core`, every read-out
-  from the heads' low-rank factors, traceable (the page exports it)
+- :mod:`~mhacourse.circuits.core` — ``_circuits_core``, every read-out
+  from the heads' low-rank factors, unchecked and traceable (the page
+  exports it; :func:`read_circuits` is its checked form)
 
 Chapter 11 ("How heads form, and why they work") teaches them.
 """
-from .core import KINDS, circuits_core
+from .core import KINDS
 from .matrices import (
     RANK_TOL,
     band_score,
@@ -48,5 +49,4 @@ __all__ = [
     "copying_proxy", "composition_score", "composition_scores",
     "composition_baseline", "composition_max_baseline", "repeated_sequences",
     "prefix_matching_scores", "read_circuits", "READOUTS", "GRAPH_READOUTS", "KINDS",
-    "circuits_core",
 ]

@@ -1,5 +1,5 @@
 """Every circuit read-out of a tiny model in one traceable function,
-:func:`circuits_core`, computed from the heads' low-rank factors.
+:func:`_circuits_core`, computed from the heads' low-rank factors.
 
 A head's QK and OV matrices are (d_model, d_model) but have rank at most
 ``d_k``: ``W_QK^i = W_Q^i W_K^iᵀ``, ``W_OV^i = W_V^i W_O^i``. Every score
@@ -16,7 +16,7 @@ exports this function once (ONNX opset 18) for every ``h`` and ``d_k``.
 **LayerNorm.** The tiny models are pre-LN: a head reads
 ``LN(x) = gamma * (x - mean) / sigma + beta``. Everything here folds the
 centring and the gain into the matrix that reads it,
-``W -> P diag(gamma) W`` with ``P = I - 11ᵀ / d_model`` (:func:`fold_ln_core`),
+``W -> P diag(gamma) W`` with ``P = I - 11ᵀ / d_model`` (:func:`_fold_ln_core`),
 and drops the per-token ``1 / sigma`` (a positive number per token: it
 rescales a token's scores, not their direction) and the shifts ``beta`` and
 biases. An approximation: a reading of the weights, not of the activations.
@@ -26,13 +26,13 @@ from __future__ import annotations
 import torch
 
 from .. import tasks
-from ..attention import scores_core, softmax_core
-from ..block import block_core, layer_norm_core
-from ..heads import split_heads_core
-from ..masks import as_additive, causal_core
-from ..multihead import project
+from ..attention import _scores_core, _softmax_core
+from ..block import _block_core, _layer_norm_core
+from ..heads import _split_heads_core
+from ..masks import _as_additive, _causal_core
+from ..multihead import _project
 from ..tiny_model import step as st
-from ..tiny_model.analysis import heldout, roles_core, statistics_core
+from ..tiny_model.analysis import _roles_core, _statistics_core, heldout
 from ..tiny_model.model import ACTIVATION, PRE_LN, TinyWeights
 
 KINDS = ("q", "k", "v")  # Q-, K- and V-composition, the order of comp_baseline
@@ -44,7 +44,7 @@ PROBE_N = 24  # held-out sequences the quick role read-out averages over: the
 #     every head of the committed models; chapter 11 and the tests check)
 
 
-def fold_ln_core(W: torch.Tensor, gamma: torch.Tensor) -> torch.Tensor:
+def _fold_ln_core(W: torch.Tensor, gamma: torch.Tensor) -> torch.Tensor:
     """``P diag(gamma) W``: a LayerNorm's centring ``P = I - 11ᵀ/d`` and gain
     folded into the matrix ``W`` that reads its output, since
     ``LN(x) W = (x P / sigma) diag(gamma) W + beta W``.
@@ -55,10 +55,10 @@ def fold_ln_core(W: torch.Tensor, gamma: torch.Tensor) -> torch.Tensor:
     return GW - GW.mean(dim=0, keepdim=True)  # P (diag(gamma) W)
 
 
-def head_factors_core(w: TinyWeights, layer: int, h, fold_ln: bool = True):
+def _head_factors_core(w: TinyWeights, layer: int, h, fold_ln: bool = True):
     """Block ``layer``'s per-head factors ``(W_Q^i, W_K^i, W_V^i, W_O^i)``:
     columns ``i*d_k:(i+1)*d_k`` of ``W_Q, W_K, W_V`` (with the block's
-    LayerNorm folded in, :func:`fold_ln_core`, when ``fold_ln``) and rows
+    LayerNorm folded in, :func:`_fold_ln_core`, when ``fold_ln``) and rows
     ``i*d_k:(i+1)*d_k`` of ``W_O``.
 
     Shapes: -> three (h, d_model, d_k) and one (h, d_k, d_model). ``h`` may
@@ -68,20 +68,20 @@ def head_factors_core(w: TinyWeights, layer: int, h, fold_ln: bool = True):
     d_model = b.attn.W_Q.shape[0]
 
     def by_head(W):  # (d_model, h*d_k) -> (h, d_model, d_k)
-        W = fold_ln_core(W, b.gamma_1) if fold_ln else W
+        W = _fold_ln_core(W, b.gamma_1) if fold_ln else W
         return W.reshape(d_model, h, -1).permute(1, 0, 2)  # (h, d_model, d_k)
 
     W_O = b.attn.W_O.reshape(h, -1, d_model)  # (h, d_k, d_model): row blocks
     return by_head(b.attn.W_Q), by_head(b.attn.W_K), by_head(b.attn.W_V), W_O
 
 
-def gram(F: torch.Tensor) -> torch.Tensor:
+def _gram(F: torch.Tensor) -> torch.Tensor:
     """``Fᵀ F`` per head: (h, d_model, d_k) -> (h, d_k, d_k). A part of the
     traced cores: no checks."""
     return F.transpose(-1, -2) @ F
 
 
-def composition_core(W_V1, W_O1, R2, S2) -> torch.Tensor:
+def _composition_core(W_V1, W_O1, R2, S2) -> torch.Tensor:
     """Composition of every earlier head ``i`` (``W_OV^i = W_V^i W_O^i``)
     with every later head ``j`` whose matrix is ``M_j = R_j S_jᵀ``::
 
@@ -95,9 +95,9 @@ def composition_core(W_V1, W_O1, R2, S2) -> torch.Tensor:
     Shapes: ``W_V1`` (h1, d, k), ``W_O1`` (h1, k, d), ``R2``, ``S2``
     (h2, d, k) -> (h1, h2).
     """
-    G_V = gram(W_V1)  # (h1, k, k)
+    G_V = _gram(W_V1)  # (h1, k, k)
     G_O = W_O1 @ W_O1.transpose(-1, -2)  # (h1, k, k): W_O^i W_O^iᵀ
-    G_R, G_S = gram(R2), gram(S2)  # (h2, k, k)
+    G_R, G_S = _gram(R2), _gram(S2)  # (h2, k, k)
     h1, k, d = W_O1.shape
     h2 = R2.shape[0]
     X = W_O1.reshape(h1 * k, d) @ R2.permute(1, 0, 2).reshape(d, h2 * k)  # (h1 k, h2 k)
@@ -109,10 +109,10 @@ def composition_core(W_V1, W_O1, R2, S2) -> torch.Tensor:
     return num.clamp(min=0).sqrt() / (ov.sqrt()[:, None] * m.sqrt()[None, :])
 
 
-def qkv_composition_core(first, second):
+def _qkv_composition_core(first, second):
     """Q-, K- and V-composition (Elhage et al. 2021) of every head of one
     layer with every head of a later layer, from their factors
-    (:func:`head_factors_core`). In the row-vector convention of the course
+    (:func:`_head_factors_core`). In the row-vector convention of the course
     (``x W``; a head reads ``x``, scores ``x_q W_QK x_kᵀ``, writes
     ``x W_OV``) the later head reads the earlier head's output through::
 
@@ -125,18 +125,18 @@ def qkv_composition_core(first, second):
     """
     _, _, W_V1, W_O1 = first
     W_Q2, W_K2, W_V2, W_O2 = second
-    return (composition_core(W_V1, W_O1, W_Q2, W_K2),  # M = W_Q W_Kᵀ
-            composition_core(W_V1, W_O1, W_K2, W_Q2),  # M = W_K W_Qᵀ
-            composition_core(W_V1, W_O1, W_V2, W_O2.transpose(-1, -2)))  # W_V W_O
+    return (_composition_core(W_V1, W_O1, W_Q2, W_K2),  # M = W_Q W_Kᵀ
+            _composition_core(W_V1, W_O1, W_K2, W_Q2),  # M = W_K W_Qᵀ
+            _composition_core(W_V1, W_O1, W_V2, W_O2.transpose(-1, -2)))  # W_V W_O
 
 
-def random_factors_core(noise: torch.Tensor, like: torch.Tensor, n_heads: int = BASELINE_HEADS):
+def _random_factors_core(noise: torch.Tensor, like: torch.Tensor, n_heads: int = BASELINE_HEADS):
     """Two layers of random heads from the noise pool
     (:func:`~mhacourse.tiny_model.step.noise_pool`), each factor with
     standard normal entries and the shape of ``like``'s: per layer
     ``(W_Q, W_K, W_V)`` (n, d_model, d_k) and ``W_O`` (n, d_k, d_model).
 
-    Read as :func:`~mhacourse.tiny_model.step.init_core` reads the pool:
+    Read as :func:`~mhacourse.tiny_model.step._init_core` reads the pool:
     factor ``f`` takes entries ``(start_f + (2f + 1) i) mod P``.
     ``like`` (h, d_model, d_k). Returns two 4-tuples.
     """
@@ -151,7 +151,7 @@ def random_factors_core(noise: torch.Tensor, like: torch.Tensor, n_heads: int = 
     return tuple(out[:4]), tuple(out[4:])
 
 
-def positional_scores_core(w: TinyWeights, layer: int, h) -> torch.Tensor:
+def _positional_scores_core(w: TinyWeights, layer: int, h) -> torch.Tensor:
     """The scores block ``layer``'s heads give positions alone: the input
     of every position ``t`` taken as its position embedding ``W_pos[t]``
     (no token), through the block's LayerNorm::
@@ -162,7 +162,7 @@ def positional_scores_core(w: TinyWeights, layer: int, h) -> torch.Tensor:
     also leaves out what layer 1 added. Shapes: -> (h, max_len, max_len).
     """
     b = w.blocks[layer]
-    X = layer_norm_core(w.W_pos, b.gamma_1, b.beta_1)  # (L, d_model)
+    X = _layer_norm_core(w.W_pos, b.gamma_1, b.beta_1)  # (L, d_model)
     L = X.shape[0]
     Q = (X @ b.attn.W_Q + b.attn.b_Q).reshape(L, h, -1).transpose(0, 1)  # (h, L, d_k)
     K = (X @ b.attn.W_K + b.attn.b_K).reshape(L, h, -1).transpose(0, 1)  # (h, L, d_k)
@@ -170,7 +170,7 @@ def positional_scores_core(w: TinyWeights, layer: int, h) -> torch.Tensor:
     return Q @ K.transpose(-1, -2) / d_k**0.5  # (h, L, L)
 
 
-def band_core(S: torch.Tensor, offset: int = -1) -> torch.Tensor:
+def _band_core(S: torch.Tensor, offset: int = -1) -> torch.Tensor:
     """Mean causal-softmax weight on the band ``key = query + offset``
     over the queries that have it: for ``offset = -1``, the weight a head
     gives the previous position. Shapes: ``S`` (..., L, L) -> (...,)."""
@@ -182,7 +182,7 @@ def band_core(S: torch.Tensor, offset: int = -1) -> torch.Tensor:
     return (A * band).sum((-1, -2)) / band.sum()  # (...,)
 
 
-def copying_proxy_core(w: TinyWeights, layer: int, h) -> torch.Tensor:
+def _copying_proxy_core(w: TinyWeights, layer: int, h) -> torch.Tensor:
     """A copying score without eigenvalues, for each head of block ``layer``.
 
     The full OV circuit ``M = W_E W_OV^i W_U`` (V, V) (LayerNorms folded,
@@ -198,19 +198,19 @@ def copying_proxy_core(w: TinyWeights, layer: int, h) -> torch.Tensor:
     W_U`` (d_k, V): ``tr M = tr(B A)``, ``||M||_F^2 = tr(AᵀA B Bᵀ)``.
     Shapes: -> (h,).
     """
-    _, _, W_V, W_O = head_factors_core(w, layer, h)
-    W_U = fold_ln_core(w.W_U, w.gamma_f)  # (d_model, V): the final LayerNorm
+    _, _, W_V, W_O = _head_factors_core(w, layer, h)
+    W_U = _fold_ln_core(w.W_U, w.gamma_f)  # (d_model, V): the final LayerNorm
     n, d_model, d_k = W_V.shape
     V = w.W_E.shape[0]
     A = w.W_E @ W_V.permute(1, 0, 2).reshape(d_model, n * d_k)  # (V, h d_k): one product
     A = A.reshape(V, n, d_k).permute(1, 0, 2)  # (h, V, d_k): W_E W_V^i
     B = (W_O.reshape(n * d_k, d_model) @ W_U).reshape(n, d_k, V)  # (h, d_k, V): W_O^i W_U
     trace = torch.einsum("hkv,hvk->h", B, A)  # (h,)
-    norm2 = (gram(A) * (B @ B.transpose(-1, -2))).sum((-1, -2))  # (h,)
+    norm2 = (_gram(A) * (B @ B.transpose(-1, -2))).sum((-1, -2))  # (h,)
     return trace / (d_k**0.5 * norm2.sqrt())
 
 
-def repeated_tokens_core(n: int = REPEAT_N, L: int = tasks.TaskConfig.L,
+def _repeated_tokens_core(n: int = REPEAT_N, L: int = tasks.TaskConfig.L,
                     seed: int = REPEAT_SEED,
                     vocab_size: int = len(tasks.VOCAB)) -> torch.Tensor:
     """``n`` sequences of ``L // 2`` distinct random words (never ``[UNK]``),
@@ -225,36 +225,36 @@ def repeated_tokens_core(n: int = REPEAT_N, L: int = tasks.TaskConfig.L,
 
 
 #: The default test sequences, drawn once (a constant of the traced graph).
-REPEATED = repeated_tokens_core()
+REPEATED = _repeated_tokens_core()
 
 
-def patterns_core(ids: torch.Tensor, w: TinyWeights, h) -> list[torch.Tensor]:
+def _patterns_core(ids: torch.Tensor, w: TinyWeights, h) -> list[torch.Tensor]:
     """Every layer's attention pattern on ``ids``, as
-    :func:`~mhacourse.tiny_model.model.forward_core` computes it, without
+    :func:`~mhacourse.tiny_model.model._forward_core` computes it, without
     what no pattern reads: the last block's values, output projection and
     feed-forward layer, the final LayerNorm and the unembedding (over a
     third of the work at two layers). The last block's weights are
-    :func:`~mhacourse.attention.attention_core`'s, step by step. No head
+    :func:`~mhacourse.attention._attention_core`'s, step by step. No head
     mask, every layer on.
     Shapes: ``ids`` (N, L) -> one (N, h, L, L) per layer."""
     L = ids.shape[1]
     x = w.W_E[ids] + w.W_pos[:L]  # (N, L, d_model)
-    mask = causal_core(L, L, device=ids.device)  # (L, L), True = blocked
+    mask = _causal_core(L, L, device=ids.device)  # (L, L), True = blocked
     attention = []
     for b in w.blocks[:-1]:
-        x, A = block_core(x, b, h, mask, PRE_LN, ACTIVATION)  # (N, L, d), (N, h, L, L)
+        x, A = _block_core(x, b, h, mask, PRE_LN, ACTIVATION)  # (N, L, d), (N, h, L, L)
         attention.append(A)
     b = w.blocks[-1]
-    t = layer_norm_core(x, b.gamma_1, b.beta_1)  # (N, L, d_model): what it reads
-    Q = split_heads_core(project(t, b.attn.W_Q, b.attn.b_Q), h)  # (N, h, L, d_k)
-    K = split_heads_core(project(t, b.attn.W_K, b.attn.b_K), h)  # (N, h, L, d_k)
-    scores = scores_core(Q, K) + as_additive(mask, Q.dtype)  # (N, h, L, L)
-    return attention + [softmax_core(scores)]
+    t = _layer_norm_core(x, b.gamma_1, b.beta_1)  # (N, L, d_model): what it reads
+    Q = _split_heads_core(_project(t, b.attn.W_Q, b.attn.b_Q), h)  # (N, h, L, d_k)
+    K = _split_heads_core(_project(t, b.attn.W_K, b.attn.b_K), h)  # (N, h, L, d_k)
+    scores = _scores_core(Q, K) + _as_additive(mask, Q.dtype)  # (N, h, L, L)
+    return attention + [_softmax_core(scores)]
 
 
-def prefix_of_core(attention: list[torch.Tensor]) -> torch.Tensor:
+def _prefix_of_core(attention: list[torch.Tensor]) -> torch.Tensor:
     """The prefix-matching score of every head from its attention on
-    repeated sequences (:func:`repeated_tokens_core`): the mean weight from
+    repeated sequences (:func:`_repeated_tokens_core`): the mean weight from
     each token ``t`` of the second copy to ``t - L/2 + 1``.
     Shapes: one (N, h, L, L) per layer -> (n_layers, h)."""
     L = attention[0].shape[-1]
@@ -266,31 +266,31 @@ def prefix_of_core(attention: list[torch.Tensor]) -> torch.Tensor:
                         for A in attention])  # (n_layers, h)
 
 
-def prefix_core(w: TinyWeights, h, ids: torch.Tensor) -> torch.Tensor:
+def _prefix_core(w: TinyWeights, h, ids: torch.Tensor) -> torch.Tensor:
     """Prefix-matching score (Olsson et al. 2022) of every head: on
-    sequences whose second half repeats the first (:func:`repeated_tokens_core`),
+    sequences whose second half repeats the first (:func:`_repeated_tokens_core`),
     the mean attention from each token ``t`` of the second copy to the token
     after its earlier occurrence, ``t - L/2 + 1``.
     Shapes: ``ids`` (N, L) -> (n_layers, h)."""
-    return prefix_of_core(patterns_core(ids, w, h))
+    return _prefix_of_core(_patterns_core(ids, w, h))
 
 
-def probe_core(n: int = PROBE_N) -> torch.Tensor:
+def _probe_core(n: int = PROBE_N) -> torch.Tensor:
     """The first ``n`` held-out sequences (:func:`~mhacourse.tiny_model.heldout`).
     Shapes: -> (n, L) int64."""
     return heldout()[0][:n]  # (n, L)
 
 
 #: The probe: a constant of the traced graph, as :data:`REPEATED` is.
-PROBE = probe_core()
+PROBE = _probe_core()
 
 
-def readouts_core(params, heads, ids=None, probe=None):
-    """Every read-out of :func:`circuits_core` that depends on the weights,
+def _readouts_core(params, heads, ids=None, probe=None):
+    """Every read-out of :func:`_circuits_core` that depends on the weights,
     in its order less ``comp_baseline`` (a function of ``d_model`` and
-    ``d_k`` alone, :func:`baseline_core`): the page's circuits graph, which
+    ``d_k`` alone, :func:`_baseline_core`): the page's circuits graph, which
     reads each size's baseline from a table the build writes once.
-    Arguments as :func:`circuits_core`'s."""
+    Arguments as :func:`_circuits_core`'s."""
     h = heads.shape[0]
     w = TinyWeights.from_state(dict(zip(st.param_names(), params)))
     if ids is None:  # built inside, so a traced graph holds it as a constant
@@ -298,60 +298,60 @@ def readouts_core(params, heads, ids=None, probe=None):
     if probe is None:
         probe = torch.tensor(PROBE.tolist())  # (PROBE_N, L)
     layers = range(len(w.blocks))
-    factors = [head_factors_core(w, layer, h) for layer in layers]
-    comp_q, comp_k, comp_v = qkv_composition_core(factors[0], factors[1])
-    prev_band = torch.stack([band_core(positional_scores_core(w, layer, h))
+    factors = [_head_factors_core(w, layer, h) for layer in layers]
+    comp_q, comp_k, comp_v = _qkv_composition_core(factors[0], factors[1])
+    prev_band = torch.stack([_band_core(_positional_scores_core(w, layer, h))
                              for layer in layers])  # (n_layers, h)
-    copying = torch.stack([copying_proxy_core(w, layer, h) for layer in layers])
+    copying = torch.stack([_copying_proxy_core(w, layer, h) for layer in layers])
     n = ids.shape[0]
-    attention = patterns_core(torch.cat([ids, probe]), w, h)  # n_layers x (n + M, h, L, L)
-    prefix = prefix_of_core([A[:n] for A in attention])  # (n_layers, h)
-    _, kind = tasks.targets_core(probe)  # (M, L)
-    stats = torch.stack([statistics_core(probe, kind, A[n:])
+    attention = _patterns_core(torch.cat([ids, probe]), w, h)  # n_layers x (n + M, h, L, L)
+    prefix = _prefix_of_core([A[:n] for A in attention])  # (n_layers, h)
+    _, kind = tasks._targets_core(probe)  # (M, L)
+    stats = torch.stack([_statistics_core(probe, kind, A[n:])
                          for A in attention])  # (n_layers, h, 5)
-    role, named = roles_core(stats)  # (n_layers, h), (n_layers, h)
+    role, named = _roles_core(stats)  # (n_layers, h), (n_layers, h)
     return comp_q, comp_k, comp_v, prev_band, copying, prefix, stats, role, named
 
 
-def baseline_core(noise: torch.Tensor, d_model: int, d_k: int,
+def _baseline_core(noise: torch.Tensor, d_model: int, d_k: int,
                   dtype: torch.dtype = torch.float32) -> torch.Tensor:
     """The mean Q-, K- and V-composition (:data:`KINDS` order) of 8 x 8
     pairs of random Gaussian heads of width ``d_k`` in ``d_model``
-    (:func:`random_factors_core`): the level a trained pair is read
+    (:func:`_random_factors_core`): the level a trained pair is read
     against. Shapes: -> (3,)."""
     like = torch.zeros(1, d_model, d_k, dtype=dtype)
-    first, second = random_factors_core(noise, like)
-    return torch.stack([c.mean() for c in qkv_composition_core(first, second)])
+    first, second = _random_factors_core(noise, like)
+    return torch.stack([c.mean() for c in _qkv_composition_core(first, second)])
 
 
-def circuits_core(params, heads, noise, ids=None, probe=None):
+def _circuits_core(params, heads, noise, ids=None, probe=None):
     """Every circuit read-out of a two-layer tiny model, cheaply.
 
     ``params``: tensors in :func:`~mhacourse.tiny_model.step.param_names`
     order; ``heads`` (h,): only its length is read, as h (as
-    :func:`~mhacourse.tiny_model.step.forward_with`); ``noise`` (P,): the
+    :func:`~mhacourse.tiny_model.step._forward_with`); ``noise`` (P,): the
     normals of :func:`~mhacourse.tiny_model.step.noise_pool` (the random
     baseline); ``ids`` (N, L) repeated sequences (default
     :data:`REPEATED`) and ``probe`` (M, L) task sequences (default
     :data:`PROBE`, the first 24 held-out ones), constants of a traced
-    graph. One pass of the model (:func:`patterns_core`) reads both.
+    graph. One pass of the model (:func:`_patterns_core`) reads both.
 
     Returns ``(comp_q, comp_k, comp_v, comp_baseline, prev_band, copying,
     prefix, probe_stats, probe_role, probe_named)``: the Q/K/V-composition
     of layer-1 head i with layer-2 head j (h, h) [i, j]
-    (:func:`qkv_composition_core`); their means over 8 x 8 pairs of random
-    Gaussian heads of the same shapes (3,) (:func:`baseline_core`); each
-    head's positional band at offset -1 (:func:`positional_scores_core`,
-    :func:`band_core`), its copying proxy (:func:`copying_proxy_core`) and
-    its prefix-matching score (:func:`prefix_of_core`), each (n_layers, h);
+    (:func:`_qkv_composition_core`); their means over 8 x 8 pairs of random
+    Gaussian heads of the same shapes (3,) (:func:`_baseline_core`); each
+    head's positional band at offset -1 (:func:`_positional_scores_core`,
+    :func:`_band_core`), its copying proxy (:func:`_copying_proxy_core`) and
+    its prefix-matching score (:func:`_prefix_of_core`), each (n_layers, h);
     and on the probe, each head's task statistics (n_layers, h, 5) and
     role, index and whether named (n_layers, h), as
     :func:`~mhacourse.tiny_model.head_scores` and
     :func:`~mhacourse.tiny_model.head_roles` give them on those sequences.
     LayerNorms folded as the module docstring says. The page runs
-    :func:`readouts_core` and reads the baseline from the build's table.
+    :func:`_readouts_core` and reads the baseline from the build's table.
     """
-    comp_q, comp_k, comp_v, *rest = readouts_core(params, heads, ids, probe)
+    comp_q, comp_k, comp_v, *rest = _readouts_core(params, heads, ids, probe)
     d_model = params[0].shape[1]  # W_E (V, d_model)
-    baseline = baseline_core(noise, d_model, d_model // heads.shape[0], params[0].dtype)
+    baseline = _baseline_core(noise, d_model, d_model // heads.shape[0], params[0].dtype)
     return (comp_q, comp_k, comp_v, baseline, *rest)

@@ -12,10 +12,10 @@ scores a query token ``x_q`` against a key token ``x_k`` and writes::
 with rank at most ``d_k``. The paper writes column vectors, so its
 matrices are these transposed. Every function computes in float64 and, by
 default, folds the block's LayerNorm into the reading matrices
-(:func:`~mhacourse.circuits.core.fold_ln_core`: centring and gain; the
+(:func:`~mhacourse.circuits.core._fold_ln_core`: centring and gain; the
 per-token ``1/sigma``, the shifts and the biases left out, an
 approximation). The traced page form of all of it is
-:func:`~mhacourse.circuits.core.circuits_core`.
+:func:`~mhacourse.circuits.core._circuits_core`.
 """
 from __future__ import annotations
 
@@ -23,10 +23,10 @@ import torch
 
 from . import _checks as _c
 from .core import (
-    band_core,
-    fold_ln_core,
-    head_factors_core,
-    positional_scores_core,
+    _band_core,
+    _fold_ln_core,
+    _head_factors_core,
+    _positional_scores_core,
 )
 
 RANK_TOL = 1e-6  # rank: singular values above 1e-6 x the largest count
@@ -41,7 +41,7 @@ def qk_matrix(model, layer: int, head: int, fold_ln: bool = True) -> torch.Tenso
     blocks from 0 (block 0 is the text's "layer 1").
     """
     w = _c.check_head(model, layer, head, fold_ln)
-    W_Q, W_K, _, _ = head_factors_core(w, layer, model.cfg.h, fold_ln)
+    W_Q, W_K, _, _ = _head_factors_core(w, layer, model.cfg.h, fold_ln)
     return W_Q[head] @ W_K[head].T  # (d_model, d_k) @ (d_k, d_model)
 
 
@@ -50,7 +50,7 @@ def ov_matrix(model, layer: int, head: int, fold_ln: bool = True) -> torch.Tenso
     ``x`` the head attends to with weight ``a`` adds ``a x W_OV`` to the
     residual stream. Shapes: -> (d_model, d_model) float64, rank <= d_k."""
     w = _c.check_head(model, layer, head, fold_ln)
-    _, _, W_V, W_O = head_factors_core(w, layer, model.cfg.h, fold_ln)
+    _, _, W_V, W_O = _head_factors_core(w, layer, model.cfg.h, fold_ln)
     return W_V[head] @ W_O[head]  # (d_model, d_k) @ (d_k, d_model)
 
 
@@ -81,13 +81,13 @@ def positional_scores(model, layer: int, head: int) -> torch.Tensor:
 
         S[t, s] = (X_t W_Q^i + b_Q^i)(X_s W_K^i + b_K^i)ᵀ / sqrt(d_k)
 
-    (:func:`~mhacourse.circuits.core.positional_scores_core`). An
+    (:func:`~mhacourse.circuits.core._positional_scores_core`). An
     approximation: the tokens' embeddings are left out (and, for block 1,
     what block 0 added). Shapes: -> (max_len, max_len) float64, before the
     causal mask.
     """
     w = _c.check_head(model, layer, head)
-    return positional_scores_core(w, layer, model.cfg.h)[head]
+    return _positional_scores_core(w, layer, model.cfg.h)[head]
 
 
 def band_score(S: torch.Tensor, offset: int = -1) -> float:
@@ -98,7 +98,7 @@ def band_score(S: torch.Tensor, offset: int = -1) -> float:
     position from positions alone: near 1 for a previous-token head, about
     ``mean_t 1/(t+1)`` for a head with no positional preference."""
     _c.check_scores(S, offset)
-    return float(band_core(S.to(torch.float64), offset))
+    return float(_band_core(S.to(torch.float64), offset))
 
 
 def full_ov_circuit(model, layer: int, head: int) -> torch.Tensor:
@@ -108,7 +108,7 @@ def full_ov_circuit(model, layer: int, head: int) -> torch.Tensor:
     Row ``a`` is what attending to word ``a`` does to every word's logit.
     Shapes: -> (V, V) float64, rank <= d_k."""
     w = _c.check_head(model, layer, head)
-    W_U = fold_ln_core(w.W_U, w.gamma_f)  # (d_model, V)
+    W_U = _fold_ln_core(w.W_U, w.gamma_f)  # (d_model, V)
     return w.W_E @ ov_matrix(model, layer, head) @ W_U  # (V, V)
 
 
@@ -130,7 +130,7 @@ def copying_proxy(model, layer: int, head: int) -> float:
     """``tr(M) / (sqrt(d_k) ||M||_F)`` for ``M`` = :func:`full_ov_circuit`:
     the sign of :func:`copying_score` and at most its size, as
     ``sum |lambda| <= sqrt(rank) ||M||_F``; no eigenvalues, so the page can
-    compute it (:func:`~mhacourse.circuits.core.copying_proxy_core`)."""
+    compute it (:func:`~mhacourse.circuits.core._copying_proxy_core`)."""
     _c.check_copying(model, layer, head)
     M = full_ov_circuit(model, layer, head)
     _c.check_circuit_nonzero(M, layer, head)

@@ -13,18 +13,18 @@ from .core import (
     KINDS,
     REPEAT_N,
     REPEAT_SEED,
-    circuits_core,
-    head_factors_core,
-    prefix_core,
-    qkv_composition_core,
-    random_factors_core,
-    repeated_tokens_core,
+    _circuits_core,
+    _head_factors_core,
+    _prefix_core,
+    _qkv_composition_core,
+    _random_factors_core,
+    _repeated_tokens_core,
 )
 
 READOUTS = ("comp_q", "comp_k", "comp_v", "comp_baseline", "prev_band", "copying",
             "prefix", "probe_stats", "probe_role",
-            "probe_named")  # circuits_core's outputs, in order
-GRAPH_READOUTS = tuple(k for k in READOUTS if k != "comp_baseline")  # readouts_core's
+            "probe_named")  # _circuits_core's outputs, in order
+GRAPH_READOUTS = tuple(k for k in READOUTS if k != "comp_baseline")  # _readouts_core's
 
 
 def composition_score(W_A: torch.Tensor, W_B: torch.Tensor) -> float:
@@ -65,8 +65,8 @@ def composition_scores(model, kind: str, fold_ln: bool = True) -> torch.Tensor:
     """
     w = _c.check_composition(model, kind, fold_ln)
     h = model.cfg.h
-    _, _, V1, O1 = head_factors_core(w, 0, h, fold_ln)  # as ov_matrix reads them
-    Q2, K2, V2, O2 = head_factors_core(w, 1, h, fold_ln)  # and qk_matrix
+    _, _, V1, O1 = _head_factors_core(w, 0, h, fold_ln)  # as ov_matrix reads them
+    Q2, K2, V2, O2 = _head_factors_core(w, 1, h, fold_ln)  # and qk_matrix
     ov1 = [V1[i] @ O1[i] for i in range(h)]  # (d_model, d_model) each: W_OV^i
     qk2 = [Q2[j] @ K2[j].T for j in range(h)]  # W_QK^j
     ov2 = [V2[j] @ O2[j] for j in range(h)]  # W_OV^j
@@ -86,7 +86,7 @@ def composition_baseline(d_model: int, d_k: int, kind: str,
     kind = _c.check_baseline(d_model, d_k, kind, samples, noise)
     noise = st.noise_pool() if noise is None else noise
     like = torch.zeros(1, d_model, d_k, dtype=torch.float64)
-    (_, _, V1, O1), (Q2, K2, V2, O2) = random_factors_core(noise, like, samples)
+    (_, _, V1, O1), (Q2, K2, V2, O2) = _random_factors_core(noise, like, samples)
     scores = [composition_score(*_pair(kind, V1[i] @ O1[i], Q2[j] @ K2[j].T,
                                        V2[j] @ O2[j]))
               for i in range(samples) for j in range(samples)]
@@ -115,7 +115,7 @@ def composition_max_baseline(d_model: int, d_k: int, kind: str, h: int,
                        for _ in range(3))
             O = torch.randn(h, d_k, d_model, generator=g, dtype=torch.float64)
             layers.append((Q, K, V, O))
-        scores = qkv_composition_core(*layers)[KINDS.index(kind)]  # (h, h)
+        scores = _qkv_composition_core(*layers)[KINDS.index(kind)]  # (h, h)
         best.append(float(scores.max()))
     return sum(best) / len(best)
 
@@ -126,7 +126,7 @@ def repeated_sequences(n: int = REPEAT_N, L: int = 16, seed: int = REPEAT_SEED) 
     earlier occurrence is ``L/2 - 1`` places back, which an induction head
     attends to. Shapes: -> (n, L) int64."""
     _c.check_repeated(n, L, seed)
-    return repeated_tokens_core(n, L, seed)
+    return _repeated_tokens_core(n, L, seed)
 
 
 def prefix_matching_scores(model, ids: torch.Tensor | None = None) -> torch.Tensor:
@@ -142,11 +142,11 @@ def prefix_matching_scores(model, ids: torch.Tensor | None = None) -> torch.Tens
         _c.check_ids(model, ids)
     ids = repeated_sequences() if ids is None else ids
     with torch.no_grad():
-        return prefix_core(w, model.cfg.h, ids)
+        return _prefix_core(w, model.cfg.h, ids)
 
 
 def read_circuits(model, noise=None) -> dict:
-    """Every read-out of :func:`~mhacourse.circuits.core.circuits_core` for
+    """Every read-out of :func:`~mhacourse.circuits.core._circuits_core` for
     a two-layer tiny model, in float64: ``{name: tensor}`` with the names of
     :data:`READOUTS` (``comp_baseline`` in the order of ``KINDS``)."""
     _c.check_read_circuits(model, noise)
@@ -154,7 +154,7 @@ def read_circuits(model, noise=None) -> dict:
     params = tuple(dict(model.named_parameters())[k].detach().double()
                    for k in st.param_names())
     with torch.no_grad():
-        out = circuits_core(params, torch.zeros(model.cfg.h), noise)
+        out = _circuits_core(params, torch.zeros(model.cfg.h), noise)
     _c.check_readouts_finite(READOUTS, out)
     return dict(zip(READOUTS, out))
 

@@ -11,14 +11,11 @@ from .model import (
     MAX_LEN,
     CausalLM,
     LMConfig,
-    forward_core,
     hf_state_dict,
     load_smollm2,
     random_lm,
-    rms_norm_core,
-    swiglu_core,
 )
 
-__all__ = ["CausalLM", "LMConfig", "MAX_LEN", "cache_dir", "forward_core",
+__all__ = ["CausalLM", "LMConfig", "MAX_LEN", "cache_dir",
            "hf_state_dict", "load_smollm2", "load_weights", "model_file",
-           "random_lm", "rms_norm_core", "swiglu_core"]
+           "random_lm"]

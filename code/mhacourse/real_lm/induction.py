@@ -1,5 +1,5 @@
 """Induction heads in a real causal LM, found with the detectors the tiny
-model uses (:func:`~mhacourse.tiny_model.analysis.statistics_core`, one
+model uses (:func:`~mhacourse.tiny_model.analysis._statistics_core`, one
 definition) and switched off.
 
 The test (Olsson et al. 2022, "In-context Learning and Induction Heads"):
@@ -20,11 +20,11 @@ import torch.nn.functional as F
 
 from .. import tasks
 from .._validate import InputError, InputTypeError, check_positive_int, check_seed, describe
-from ..circuits.core import repeated_tokens_core
+from ..circuits.core import _repeated_tokens_core
 from ..heads import head_name
-from ..tiny_model.analysis import STATISTICS, statistics_core
+from ..tiny_model.analysis import STATISTICS, _statistics_core
 from . import _checks
-from .model import forward_core
+from .model import _forward_core
 
 #: Where the tiny model's statistics table keeps the two detectors used here.
 PREVIOUS, INDUCTION = STATISTICS.index("previous"), STATISTICS.index("induction")
@@ -86,12 +86,12 @@ def check_scores(scores, k) -> None:
 def repeated_tokens(model, n: int = 4, half: int = 40, seed: int = 0) -> torch.Tensor:
     """``n`` sequences of ``half`` distinct random tokens, each followed by
     itself, drawn by the tiny model's sampler
-    (:func:`~mhacourse.circuits.core.repeated_tokens_core`) over the
+    (:func:`~mhacourse.circuits.core._repeated_tokens_core`) over the
     model's ordinary tokens (its special tokens, such as
     ``<|im_start|>``, left out). Shapes: -> (n, 2 half) int64."""
     check_repeated_args(model, n, half, seed)
     low = _first_ordinary(model)  # ids below it are special tokens
-    ids = repeated_tokens_core(n, 2 * half, seed, model.cfg.vocab - low + 1)  # 1..
+    ids = _repeated_tokens_core(n, 2 * half, seed, model.cfg.vocab - low + 1)  # 1..
     return ids + (low - 1)  # (n, 2 half), ids in low..vocab-1
 
 
@@ -108,7 +108,7 @@ def token_losses(model, ids: torch.Tensor, head_mask=None) -> torch.Tensor:
     _checks.check_ids(model, ids)
     head_mask = _checks.check_head_mask(model, ids, head_mask)
     with torch.no_grad():
-        logits, _, _ = forward_core(ids, model.w, model.cfg, head_mask=head_mask)
+        logits, _, _ = _forward_core(ids, model.w, model.cfg, head_mask=head_mask)
     n, L, V = logits.shape
     flat = logits[:, :-1].reshape(n * (L - 1), V)  # (n (L-1), V): one row a token
     return F.cross_entropy(flat, ids[:, 1:].reshape(-1).long(),
@@ -129,19 +129,19 @@ def copy_losses(model, ids: torch.Tensor, head_mask=None) -> torch.Tensor:
 
 def head_scores(model, ids: torch.Tensor) -> torch.Tensor:
     """Previous-token and induction scores of every head on each sequence,
-    with the tiny model's detectors (:func:`statistics_core` on the task's
-    labels, :func:`mhacourse.tasks.targets_core`): ``[..., 0]`` the mean
+    with the tiny model's detectors (:func:`_statistics_core` on the task's
+    labels, :func:`mhacourse.tasks._targets_core`): ``[..., 0]`` the mean
     weight from ``t`` to ``t - 1``; ``[..., 1]`` the mean weight from each
     token of the second copy to the token after its earlier occurrence.
     Shapes: ``ids`` (n, 2 half) -> (n, n_layers, h, 2)."""
     check_repeated_ids(model, ids)
     with torch.no_grad():
-        _, attention, _ = forward_core(ids, model.w, model.cfg)  # (n, h, L, L) each
-    _, kind = tasks.targets_core(ids)  # (n, L): second copy = lookups
+        _, attention, _ = _forward_core(ids, model.w, model.cfg)  # (n, h, L, L) each
+    _, kind = tasks._targets_core(ids)  # (n, L): second copy = lookups
     out = torch.empty(ids.shape[0], model.cfg.n_layers, model.cfg.h, 2)
     for b in range(ids.shape[0]):  # one sequence at a time: its own score
         for l, A in enumerate(attention):
-            table = statistics_core(ids[b: b + 1], kind[b: b + 1], A[b: b + 1])  # (h, 5)
+            table = _statistics_core(ids[b: b + 1], kind[b: b + 1], A[b: b + 1])  # (h, 5)
             out[b, l] = table[:, [PREVIOUS, INDUCTION]]
     return out  # (n, n_layers, h, 2)
 

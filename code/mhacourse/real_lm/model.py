@@ -8,8 +8,8 @@ sqrt(mean(x^2) + eps)`` (Zhang & Sennrich 2019)::
     x = x + W_down (silu(N_g2(x) W_gate) * N_g2(x) W_up)       SwiGLU (Shazeer 2020)
 
 and ``logits = N_gf(x) E^T`` (the embedding ``E`` is tied). The attention
-is :func:`~mhacourse.multihead.mha_core` with ``h_kv = 3`` (chapter 12),
-rotary positions on its queries and keys (chapter 14, :func:`rotary_core`:
+is :func:`~mhacourse.multihead._mha_core` with ``h_kv = 3`` (chapter 12),
+rotary positions on its queries and keys (chapter 14, :func:`_rotary_core`:
 the GGUF file stores ``W_Q`` and ``W_K`` with their output rows ordered
 for RoFormer's interleaved pairs, so the course's rotary applies as it is),
 and the causal mask (chapter 13). Sizes of SmolLM2-135M: 30 blocks,
@@ -30,10 +30,10 @@ import torch
 import torch.nn.functional as F
 
 from .._validate import check_seed
-from ..heads import split_heads_core
-from ..masks import causal_core
-from ..multihead import MHAWeights, mha_core
-from ..positions import rotary_core
+from ..heads import _split_heads_core
+from ..masks import _causal_core
+from ..multihead import MHAWeights, _mha_core
+from ..positions import _rotary_core
 from . import _checks
 from .files import check_load_args, load_weights
 from .weights import LMConfig, LMLayer, LMWeights
@@ -41,48 +41,48 @@ from .weights import LMConfig, LMLayer, LMWeights
 MAX_LEN = _checks.MAX_LEN  # the longest input the course runs
 
 
-def rms_norm_core(x: torch.Tensor, g: torch.Tensor, eps: float) -> torch.Tensor:
+def _rms_norm_core(x: torch.Tensor, g: torch.Tensor, eps: float) -> torch.Tensor:
     """``g * x / sqrt(mean(x^2) + eps)`` over the last axis, no checks.
     Shapes: (..., d_model) -> (..., d_model)."""
     return g * (x * torch.rsqrt(x.pow(2).mean(-1, keepdim=True) + eps))
 
 
-def swiglu_core(x: torch.Tensor, W_gate, W_up, W_down) -> torch.Tensor:
+def _swiglu_core(x: torch.Tensor, W_gate, W_up, W_down) -> torch.Tensor:
     """``(silu(x W_gate) * x W_up) W_down``, no checks.
     Shapes: (B, L, d_model) -> (B, L, d_model) through (B, L, d_ff)."""
     return (F.silu(x @ W_gate) * (x @ W_up)) @ W_down
 
 
-def forward_core(ids: torch.Tensor, w: LMWeights, cfg: LMConfig, *,
+def _forward_core(ids: torch.Tensor, w: LMWeights, cfg: LMConfig, *,
                  head_mask=None, head_values=None):
     """The whole model with no checks. ``head_mask`` (n_layers, h) or
     (n_layers, B, h) scales each head before ``W_O`` (0 removes it);
     ``head_values`` (n_layers, B or 1, h, L, d_k) is put where the mask
-    removes a head (:func:`~mhacourse.multihead.mha_core`).
+    removes a head (:func:`~mhacourse.multihead._mha_core`).
     Shapes: ``ids`` (B, L) -> ``(logits (B, L, vocab), attention: one
     (B, h, L, L) per layer, heads (n_layers, B, h, L, d_k))``, ``heads``
     each head's output before ``W_O``, unscaled."""
     B, L = ids.shape
-    mask = causal_core(L, L, device=ids.device)  # (L, L), True = blocked
+    mask = _causal_core(L, L, device=ids.device)  # (L, L), True = blocked
     positions = torch.arange(L, device=ids.device)  # (L,)
 
     def rotate(t):  # (B, heads, L, d_k): chapter 14's rotary positions
-        return rotary_core(t, positions, cfg.rope_base)
+        return _rotary_core(t, positions, cfg.rope_base)
 
     x = w.E[ids]  # (B, L, d_model)
     attention, heads = [], []
     for l, lw in enumerate(w.layers):
         m = None if head_mask is None else head_mask[l]  # (h,) or (B, h)
         v = None if head_values is None else head_values[l]  # (B, h, L, d_k)
-        t = rms_norm_core(x, lw.g_1, cfg.eps)  # (B, L, d_model): what attention reads
-        out, A, concat = mha_core(t, t, t, lw.attn, cfg.h, mask, h_kv=cfg.h_kv,
+        t = _rms_norm_core(x, lw.g_1, cfg.eps)  # (B, L, d_model): what attention reads
+        out, A, concat = _mha_core(t, t, t, lw.attn, cfg.h, mask, h_kv=cfg.h_kv,
                                   rotate=rotate, head_mask=m, head_values=v)
         x = x + out  # (B, L, d_model)
-        x = x + swiglu_core(rms_norm_core(x, lw.g_2, cfg.eps), lw.W_gate, lw.W_up,
+        x = x + _swiglu_core(_rms_norm_core(x, lw.g_2, cfg.eps), lw.W_gate, lw.W_up,
                             lw.W_down)  # (B, L, d_model)
         attention.append(A)  # (B, h, L, L)
-        heads.append(split_heads_core(concat, cfg.h))  # (B, h, L, d_k)
-    logits = rms_norm_core(x, w.g_f, cfg.eps) @ w.E.T  # (B, L, vocab)
+        heads.append(_split_heads_core(concat, cfg.h))  # (B, h, L, d_k)
+    logits = _rms_norm_core(x, w.g_f, cfg.eps) @ w.E.T  # (B, L, vocab)
     return logits, attention, torch.stack(heads)  # ..., (n_layers, B, h, L, d_k)
 
 
@@ -108,7 +108,7 @@ class CausalLM:
         _checks.check_ids(self, ids)
         head_mask = _checks.check_head_mask(self, ids, head_mask)
         with torch.no_grad():
-            logits, attention, _ = forward_core(ids, self.w, self.cfg, head_mask=head_mask)
+            logits, attention, _ = _forward_core(ids, self.w, self.cfg, head_mask=head_mask)
         return logits, attention
 
     def forward_heads(self, ids: torch.Tensor, head_mask=None, head_values=None):
@@ -120,7 +120,7 @@ class CausalLM:
         head_mask = _checks.check_head_mask(self, ids, head_mask)
         head_values = _checks.check_head_values(self, ids, head_mask, head_values)
         with torch.no_grad():
-            logits, _, heads = forward_core(ids, self.w, self.cfg, head_mask=head_mask,
+            logits, _, heads = _forward_core(ids, self.w, self.cfg, head_mask=head_mask,
                                             head_values=head_values)
         return logits, heads
 

@@ -1,8 +1,8 @@
 """SmolLM2-135M for the static site's explorer: the package's own forward
-pass (:func:`~.model.forward_core`) exported to ONNX, its weights kept in
+pass (:func:`~.model._forward_core`) exported to ONNX, its weights kept in
 the GGUF file's 4-bit blocks.
 
-``torch.onnx.export`` traces :class:`SmolLM2Graph` (``forward_core`` and the
+``torch.onnx.export`` traces :class:`SmolLM2Graph` (``_forward_core`` and the
 next-token loss, weights as float32 constants); :func:`_to_4bit` then puts
 back, in place of each float matrix, the file's own blocks, which onnxruntime
 multiplies with its ``MatMulNBits`` operator (``com.microsoft``):
@@ -48,7 +48,7 @@ from torch import nn
 
 from .._validate import InputError, InputTypeError, check_path, describe
 from ..multihead import MHAWeights
-from .model import CausalLM, forward_core
+from .model import CausalLM, _forward_core
 from .weights import LMLayer, LMWeights
 
 __all__ = ["MAX_WEB_LEN", "build"]
@@ -69,7 +69,7 @@ DATA_NAME = "smollm2.onnx.data"
 
 class SmolLM2Graph(nn.Module):
     """What is exported: ``(input_ids (1, L), head_mask (n_layers, h))`` ->
-    ``(loss (L - 1,), A_1, ..., A_n)``, :func:`forward_core` and the
+    ``(loss (L - 1,), A_1, ..., A_n)``, :func:`_forward_core` and the
     next-token cross-entropy at every position but the last. The weights
     are buffers named ``E``, ``g_f``, ``l<i>_<name>`` (:func:`_gguf_name`
     maps them to the file's tensors)."""
@@ -95,12 +95,12 @@ class SmolLM2Graph(nn.Module):
         return LMWeights(self.E, layers, self.g_f)
 
     def forward(self, input_ids, head_mask):
-        logits, attention, _ = forward_core(input_ids, self.weights(), self.cfg,
+        logits, attention, _ = _forward_core(input_ids, self.weights(), self.cfg,
                                             head_mask=head_mask)  # (1, L, V), [(1, h, L, L)]
-        return (next_token_loss_core(logits, input_ids), *attention)
+        return (_next_token_loss_core(logits, input_ids), *attention)
 
 
-def next_token_loss_core(logits: torch.Tensor, ids: torch.Tensor) -> torch.Tensor:
+def _next_token_loss_core(logits: torch.Tensor, ids: torch.Tensor) -> torch.Tensor:
     """``-log softmax(logits[0, i])[ids[0, i + 1]]`` for i < L - 1, no checks.
     Shapes: (1, L, V), (1, L) -> (L - 1,)."""
     logp = torch.log_softmax(logits[0, :-1], dim=-1)  # (L - 1, V)
@@ -339,7 +339,7 @@ N_INDUCTION = 5  # the strongest induction heads the page offers to switch off
 #: while loading it, and held 520 after); below twice this, it does not load.
 MEMORY_MB = 800
 #: What the export depends on, besides the GGUF file and the libraries:
-#: the package's files that forward_core and the views run.
+#: the package's files that _forward_core and the views run.
 SOURCES = ("real_lm", "multihead.py", "heads.py", "masks.py", "positions.py",
            "attention.py", "_validate.py", "block.py", "circuits", "tasks.py")
 LIBRARIES = ("torch", "onnx", "onnxruntime", "numpy", "tokenizers", "gguf")
@@ -364,7 +364,7 @@ def _views(lm: CausalLM, sentences=EXAMPLES) -> list[dict]:
         for repeat in (False, True):
             x = torch.cat([ids, ids], dim=1) if repeat else ids  # (1, L)
             logits, attention = lm.forward(x)
-            loss = next_token_loss_core(logits, x)  # (L - 1,)
+            loss = _next_token_loss_core(logits, x)  # (L - 1,)
             out.append({"sentence": s, "repeat": repeat, "ids": x[0].tolist(),
                         "tokens": lm.decode(x[0]),
                         "loss": [round(float(v), 4) for v in loss],

@@ -53,7 +53,7 @@ def task_attention_statistics(x: torch.Tensor, kind: torch.Tensor,
     * ``"first"``: weight from ``t`` to position 0, over ``t >= 2``.
 
     Returns ``scores[layer][head] = {name: value}``, the values of
-    :func:`statistics_core`. :func:`uniform_statistics` gives the values of a
+    :func:`_statistics_core`. :func:`uniform_statistics` gives the values of a
     head that spreads its weight evenly, to compare with. A statistic with
     no positions to average over in ``x`` (0/0) raises rather than
     returning NaN.
@@ -61,12 +61,12 @@ def task_attention_statistics(x: torch.Tensor, kind: torch.Tensor,
     check_statistics_inputs(x, kind, attention)
     out = []
     for A in attention:
-        table = statistics_core(x, kind, A)  # (h, 5)
+        table = _statistics_core(x, kind, A)  # (h, 5)
         out.append([dict(zip(STATISTICS, map(float, row))) for row in table])
     return check_scores_defined(out)
 
 
-def statistics_core(x: torch.Tensor, kind: torch.Tensor, A: torch.Tensor) -> torch.Tensor:
+def _statistics_core(x: torch.Tensor, kind: torch.Tensor, A: torch.Tensor) -> torch.Tensor:
     """The numbers of :func:`task_attention_statistics` for one layer, as one
     tensor (no checks; the in-browser training step exports it).
 
@@ -103,7 +103,7 @@ def statistics_core(x: torch.Tensor, kind: torch.Tensor, A: torch.Tensor) -> tor
     return torch.stack(columns, dim=-1)  # (h, 5)
 
 
-def roles_core(table: torch.Tensor, threshold: float = 0.5):
+def _roles_core(table: torch.Tensor, threshold: float = 0.5):
     """:func:`head_roles` as tensors: for (..., 5) statistics, the index of
     the largest in :data:`STATISTICS` and whether it reaches ``threshold``."""
     best, index = table.max(dim=-1)  # (...,), (...,)
@@ -142,7 +142,7 @@ def head_roles(scores: list[list[dict]], threshold: float = 0.5) -> list[list[st
     out = []
     for layer in scores:
         table = torch.tensor([[s[name] for name in STATISTICS] for s in layer])  # (h, 5)
-        index, named = roles_core(table, threshold)
+        index, named = _roles_core(table, threshold)
         out.append([STATISTICS[i] if ok else "mixed"
                     for i, ok in zip(index.tolist(), named.tolist())])
     return out

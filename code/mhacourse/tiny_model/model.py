@@ -11,7 +11,7 @@ Each block's attention is :class:`mhacourse.MultiHeadAttention`, so its
 per-head weights (B, h, L, L) are the ones the chapters derive. Everything
 runs on the CPU in seconds; sizes are chosen for ``torch.set_num_threads(1)``.
 
-The initial weights are :func:`init_core`'s, read from one pool of normals
+The initial weights are :func:`_init_core`'s, read from one pool of normals
 (:func:`noise_pool`): the in-browser trainer's init graph computes the same
 function, so a page run of (h, d_k, seed) starts from
 ``TinyTransformer(TinyConfig(h=h, d_k=d_k), seed)``.
@@ -39,9 +39,9 @@ from .._validate import (
     check_tensor,
     describe,
 )
-from ..block import BLOCK_PARAMS, BlockWeights, TransformerBlock, block_core, layer_norm_core
-from ..heads import split_heads_core
-from ..masks import causal_core
+from ..block import BLOCK_PARAMS, BlockWeights, TransformerBlock, _block_core, _layer_norm_core
+from ..heads import _split_heads_core
+from ..masks import _causal_core
 from ..multihead import MHAWeights
 
 PRE_LN = True  # GPT-2's ordering: x + MultiHead(LN(x)). Xiong et al. 2020
@@ -50,10 +50,17 @@ PRE_LN = True  # GPT-2's ordering: x + MultiHead(LN(x)). Xiong et al. 2020
 ACTIVATION = "gelu"  # the FFN's, as GPT-2
 
 
-def default_peak_lr(d_model):
-    """AdamW's peak rate for width ``d_model`` (a number or a tensor):
-    ``1e-2 * sqrt(32 / d_model)``, tuned on the task (at d_model 256, 1e-2
-    never learns the lookup). A part of the traced step: no checks."""
+def default_peak_lr(d_model: int) -> float:
+    """AdamW's peak rate for width ``d_model``: ``1e-2 * sqrt(32 / d_model)``,
+    tuned on the task (at d_model 256, 1e-2 never learns the lookup). Checks
+    its input, then runs :func:`_default_peak_lr`."""
+    check_positive_int("d_model", d_model, 10**6)
+    return _default_peak_lr(d_model)
+
+
+def _default_peak_lr(d_model):
+    """:func:`default_peak_lr` for a number or a tensor (a part of the traced
+    step): no checks."""
     return 1e-2 * (32 / d_model) ** 0.5
 
 
@@ -168,7 +175,7 @@ class TinyConfig:
 
     @property
     def peak_lr(self) -> float:
-        return default_peak_lr(self.d_model) if self.lr is None else self.lr
+        return _default_peak_lr(self.d_model) if self.lr is None else self.lr
 
 
 class TinyTransformer(nn.Module):
@@ -176,7 +183,7 @@ class TinyTransformer(nn.Module):
     :class:`~mhacourse.TransformerBlock` s with a causal mask, final LayerNorm,
     unembedding ``W_U``.
 
-    The initial weights are :func:`init_core`'s for ``seed``, the ones the
+    The initial weights are :func:`_init_core`'s for ``seed``, the ones the
     in-browser trainer starts from. With ``identical_heads=True`` every head
     of a layer starts as a copy of head 0 (``W_Q``, ``W_K``, ``W_V`` columns,
     their biases, and ``W_O`` rows).
@@ -188,7 +195,7 @@ class TinyTransformer(nn.Module):
         super().__init__()
         self.cfg = cfg
         d, V = cfg.d_model, cfg.vocab_size
-        # registered in param_names order; the values are init_core's, below
+        # registered in param_names order; the values are _init_core's, below
         self.W_E = nn.Parameter(torch.empty(V, d))  # (V, d_model)
         self.W_pos = nn.Parameter(torch.empty(cfg.max_len, d))  # (L, d_model)
         self.gamma_f = nn.Parameter(torch.empty(d))  # final LayerNorm
@@ -199,7 +206,7 @@ class TinyTransformer(nn.Module):
                              seed=0)
             for _ in range(cfg.n_layers)
         )
-        start = init_core(noise_pool(), torch.zeros(d), torch.tensor(seed),
+        start = _init_core(noise_pool(), torch.zeros(d), torch.tensor(seed),
                           torch.zeros(cfg.h), torch.tensor(float(identical_heads)),
                           cfg)
         self.load_state_dict(dict(zip(_param_names(cfg.n_layers), start, strict=True)))
@@ -217,7 +224,7 @@ class TinyTransformer(nn.Module):
         check_tiny_model(self)
         check_tiny_ids(self.cfg, ids, return_attention)
         head_mask = check_tiny_head_mask(self.cfg, head_mask)
-        logits, attention = forward_core(ids, self.weights(), self.cfg.h,
+        logits, attention = _forward_core(ids, self.weights(), self.cfg.h,
                                          head_mask=head_mask)
         return (logits, attention) if return_attention else logits
 
@@ -243,11 +250,11 @@ class TinyTransformer(nn.Module):
         w = self.weights()
         if head_values is not None:
             head_values = head_values.to(w.W_E.dtype)
-        logits, _, concats = forward_core(ids, w, self.cfg.h, head_mask=head_mask,
+        logits, _, concats = _forward_core(ids, w, self.cfg.h, head_mask=head_mask,
                                           head_values=head_values,
                                           return_concat=True)
         # each concat (B, L, d_model) -> (B, h, L, d_k); stacked over layers
-        heads = torch.stack([split_heads_core(c, self.cfg.h) for c in concats])
+        heads = torch.stack([_split_heads_core(c, self.cfg.h) for c in concats])
         return logits, heads  # (B, L, V), (n_layers, B, h, L, d_k)
 
     def weights(self) -> TinyWeights:
@@ -255,7 +262,7 @@ class TinyTransformer(nn.Module):
         return TinyWeights.from_state(dict(self.named_parameters()))
 
     def core(self, ids: torch.Tensor, return_inputs: bool = False):
-        """:meth:`forward` with no input checks: :func:`forward_core` on this
+        """:meth:`forward` with no input checks: :func:`_forward_core` on this
         model's weights, for ``torch.onnx.export`` (the in-browser explorer
         runs the exported graph).
 
@@ -263,10 +270,10 @@ class TinyTransformer(nn.Module):
         [A_1, ..., A_n])``, each ``A_l`` (B, h, L, L). With
         ``return_inputs=True`` also ``[Z_1, ..., Z_n]``, what each layer's
         attention reads (B, L, d_model): ``LayerNorm(x)`` in these pre-LN
-        blocks. The blocks run :func:`~mhacourse.block.block_core`, so hooks
+        blocks. The blocks run :func:`~mhacourse.block._block_core`, so hooks
         on the attention modules are not called; use these inputs instead.
         """
-        return forward_core(ids, self.weights(), self.cfg.h, return_inputs)
+        return _forward_core(ids, self.weights(), self.cfg.h, return_inputs)
 
 
 def check_tiny_head_mask(cfg: TinyConfig, head_mask):
@@ -349,7 +356,7 @@ class TinyWeights:
                    state["beta_f"], state["W_U"])
 
 
-def forward_core(ids: torch.Tensor, w: TinyWeights, h, return_inputs: bool = False,
+def _forward_core(ids: torch.Tensor, w: TinyWeights, h, return_inputs: bool = False,
                  *, head_mask=None, head_values=None, layer_on=None,
                  return_concat: bool = False):
     """The tiny model's forward pass, a function of its weights (no checks)::
@@ -362,7 +369,7 @@ def forward_core(ids: torch.Tensor, w: TinyWeights, h, return_inputs: bool = Fal
     exactly (its weights then get zero gradients); ``None``: every block
     runs. ``head_mask`` (n_layers, h) or (n_layers, B, h), or ``None``:
     scales each head's output before ``W_O``
-    (:func:`~mhacourse.multihead.mha_core`'s ``head_mask``, chapter 4's
+    (:func:`~mhacourse.multihead._mha_core`'s ``head_mask``, chapter 4's
     ablation); ``head_values`` (n_layers, B or 1, h, L, d_k) is put where
     the mask removes a head (``head m + value (1 - m)``: mean and resample
     ablation, activation patching, :mod:`mhacourse.interventions`). ``h``
@@ -376,20 +383,20 @@ def forward_core(ids: torch.Tensor, w: TinyWeights, h, return_inputs: bool = Fal
     """
     L = ids.shape[1]
     x = w.W_E[ids] + w.W_pos[:L]  # (B, L, d_model)
-    mask = causal_core(L, L, device=ids.device)  # (L, L), True = blocked
+    mask = _causal_core(L, L, device=ids.device)  # (L, L), True = blocked
     attention, inputs, concats = [], [], []
     for l, b in enumerate(w.blocks):
         if return_inputs:
-            inputs.append(layer_norm_core(x, b.gamma_1, b.beta_1))  # (B, L, d_model)
+            inputs.append(_layer_norm_core(x, b.gamma_1, b.beta_1))  # (B, L, d_model)
         m = None if head_mask is None else head_mask[l]  # (h,) or (B, h)
         v = None if head_values is None else head_values[l]  # (B or 1, h, L, d_k)
-        y, A, concat = block_core(x, b, h, mask, PRE_LN, ACTIVATION, head_mask=m,
+        y, A, concat = _block_core(x, b, h, mask, PRE_LN, ACTIVATION, head_mask=m,
                                   head_values=v, return_concat=True)
         # y (B, L, d_model), A (B, h, L, L), concat (B, L, d_model)
         x = y if layer_on is None else x + layer_on[l] * (y - x)
         attention.append(A)
         concats.append(concat)
-    x = layer_norm_core(x, w.gamma_f, w.beta_f)  # (B, L, d_model)
+    x = _layer_norm_core(x, w.gamma_f, w.beta_f)  # (B, L, d_model)
     logits = x @ w.W_U  # (B, L, V)
     out = (logits, attention) + ((inputs,) if return_inputs else ())
     return out + ((concats,) if return_concat else ())
@@ -408,7 +415,7 @@ def noise_pool(size: int = POOL_SIZE, seed: int = POOL_SEED) -> torch.Tensor:
     Drawn once per process; each call returns a copy."""
     size = check_positive_int("size", size, 2**24, "memory")
     if size & (size - 1):
-        raise InputError(f"size must be a power of 2 (init_core wraps its reads "
+        raise InputError(f"size must be a power of 2 (_init_core wraps its reads "
                          f"around the pool with odd strides); got {size}.")
     return _noise_pool(size, check_seed("seed", seed)).clone()  # 1 MB: a copy
 
@@ -421,10 +428,11 @@ def _noise_pool(size: int, seed: int) -> torch.Tensor:
 
 def param_names(n_layers: int = 2) -> list[str]:
     """The parameters' names in ``state_dict`` order: the order of the
-    exported graphs' weight inputs and outputs, and of :func:`init_core`'s
+    exported graphs' weight inputs and outputs, and of :func:`_init_core`'s
     noise. A block's names follow every earlier name, so the names of a
     1-layer model sit at the same places as in the 2-layer list."""
-    return list(_param_names(check_nonneg_int("n_layers", n_layers, 1000)))
+    n_layers = check_nonneg_int("n_layers", n_layers, 1000)
+    return list(_param_names(n_layers))
 
 
 @functools.cache
@@ -437,10 +445,7 @@ def _param_names(n_layers: int) -> tuple[str, ...]:
 def param_shapes(d_model, cfg: TinyConfig = TinyConfig()) -> dict:
     """Each parameter's shape for width ``d_model`` (a number or a symbolic
     size), in :func:`param_names` order."""
-    if not isinstance(d_model, torch.SymInt):
-        check_positive_int("d_model", d_model, 10**6)
-        if not isinstance(cfg, TinyConfig):
-            raise InputError(f"cfg must be a TinyConfig; got {describe(cfg)}.")
+    _check_param_shapes(d_model, cfg)
     d, f, V = d_model, cfg.ff_mult * d_model, cfg.vocab_size
     shapes = {}
     for name in _param_names(cfg.n_layers):
@@ -451,7 +456,14 @@ def param_shapes(d_model, cfg: TinyConfig = TinyConfig()) -> dict:
     return shapes
 
 
-def same_heads_core(t: torch.Tensor, h, dim: int) -> torch.Tensor:
+def _check_param_shapes(d_model, cfg) -> None:
+    if not isinstance(d_model, torch.SymInt):  # a symbolic size when traced
+        check_positive_int("d_model", d_model, 10**6)
+        if not isinstance(cfg, TinyConfig):
+            raise InputError(f"cfg must be a TinyConfig; got {describe(cfg)}.")
+
+
+def _same_heads_core(t: torch.Tensor, h, dim: int) -> torch.Tensor:
     """``t`` with every head's slice along ``dim`` (``h`` slices of ``d_k``)
     replaced by head 0's. Shapes: ``t`` (d_model, d_model) or (d_model,),
     unchanged."""
@@ -465,7 +477,7 @@ HEAD_AXES = {"W_Q": 1, "W_K": 1, "W_V": 1, "W_O": 0}  # the axis that holds
 #     the heads: columns, or W_O's rows (the biases start at 0, alike already)
 
 
-def init_core(noise: torch.Tensor, width: torch.Tensor, seed: torch.Tensor,
+def _init_core(noise: torch.Tensor, width: torch.Tensor, seed: torch.Tensor,
               heads: torch.Tensor | None = None, identical: torch.Tensor | None = None,
               cfg: TinyConfig = TinyConfig()):
     """The initial weights of ``TinyTransformer(cfg, seed)`` and of the page:
@@ -503,6 +515,6 @@ def init_core(noise: torch.Tensor, width: torch.Tensor, seed: torch.Tensor,
         z = z if last in ("W_E", "W_pos") else z / fan_in**0.5
         if identical is not None and ".attn." in name and last in HEAD_AXES:
             z = torch.where(identical > 0.5,
-                            same_heads_core(z, heads.shape[0], HEAD_AXES[last]), z)
+                            _same_heads_core(z, heads.shape[0], HEAD_AXES[last]), z)
         out.append(z)
     return tuple(out)

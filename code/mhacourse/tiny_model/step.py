@@ -6,9 +6,9 @@ optimiser's state, so that it can be traced once and exported (the reader's
 browser then trains with the package's model and PyTorch's own gradients,
 :mod:`mhacourse.web_train`)::
 
-    loss, g  = grad_and_value(loss_fn(forward_core(x; theta)))     torch.func
+    loss, g  = grad_and_value(loss_fn(_forward_core(x; theta)))     torch.func
     g       *= min(1, clip / (||g|| + 1e-6))    (clip > 0; 0: off)   global norm
-    lr       = peak_lr(d_model) * lr_factor(s, steps, warmup)       warm-up, cosine
+    lr       = peak_lr(d_model) * _lr_factor(s, steps, warmup)       warm-up, cosine
     m        = m + (1 - beta_1) (g - m)                             AdamW
     v        = beta_2 v + (1 - beta_2) g^2
     theta    = theta (1 - lr wd) - lr/(1 - beta_1^t) m / (sqrt(v/(1 - beta_2^t)) + eps)
@@ -17,7 +17,7 @@ with ``t = s + 1``, exactly the update of ``torch.optim.AdamW`` and
 ``clip_grad_norm_`` as :func:`train` calls them. Nothing here has a Python
 branch on a size: ``h`` is read from the length of a marker tensor and
 ``d_model`` from the weights, so one traced graph serves every (h, d_k).
-:func:`train_step_core` is the traced step; :func:`train_step` checks its
+:func:`_train_step_core` is the traced step; :func:`train_step` checks its
 input, then calls it.
 """
 from __future__ import annotations
@@ -32,19 +32,19 @@ from torch.func import grad_and_value
 from .. import tasks
 from .._validate import InputError, InputTypeError, check_real, describe
 from .analysis import STATISTICS  # noqa: F401 (the order of the stats columns)
-from .model import (  # noqa: F401 (the initial weights: step.init_core, as the page's)
+from .model import (  # noqa: F401 (the initial weights: step._init_core, as the page's)
     POOL_SEED,
     POOL_SIZE,
     TinyConfig,
     TinyWeights,
-    default_peak_lr,
-    forward_core,
-    init_core,
+    _default_peak_lr,
+    _forward_core,
+    _init_core,
     noise_pool,
     param_names,
     param_shapes,
 )
-from .training import loss_core, lr_factor, read_out_core
+from .training import _loss_core, _lr_factor, _read_out_core
 
 BETAS = (0.9, 0.98)  # AdamW's, as train() sets them (0.98: Vaswani et al. 2017)
 ADAM_EPS = 1e-8  # torch.optim.AdamW's default
@@ -61,7 +61,7 @@ def _weights(params) -> TinyWeights:
     return TinyWeights.from_state(dict(zip(param_names(n_layers), params)))
 
 
-def adamw_core(p, g, m, v, t, lr, weight_decay: float = CONFIG.weight_decay):
+def _adamw_core(p, g, m, v, t, lr, weight_decay: float = CONFIG.weight_decay):
     """One AdamW update of one tensor, as ``torch.optim.AdamW`` computes it.
 
     ``t`` is the step count after this step (1, 2, ...), a () tensor; ``lr``
@@ -76,7 +76,7 @@ def adamw_core(p, g, m, v, t, lr, weight_decay: float = CONFIG.weight_decay):
     return p - step_size * (m / denom), m, v
 
 
-def train_step_core(params, m, v, s, steps, x, heads, warmup=CONFIG.warmup,
+def _train_step_core(params, m, v, s, steps, x, heads, warmup=CONFIG.warmup,
                     layer_on=None, clip=CLIP):
     """One step of :func:`~mhacourse.tiny_model.training.train`, no checks
     (the page runs this, exported; :func:`train_step` checks, then calls it).
@@ -88,7 +88,7 @@ def train_step_core(params, m, v, s, steps, x, heads, warmup=CONFIG.warmup,
     (targets and parts come from :func:`tasks.targets`); ``heads`` (h,), any
     values: only its length is read, as h; ``warmup`` () float, warm-up
     steps (100 on, 0 off); ``layer_on`` (n_layers,) 1 or 0 per block, or
-    ``None`` (:func:`~mhacourse.tiny_model.model.forward_core`); ``clip``
+    ``None`` (:func:`~mhacourse.tiny_model.model._forward_core`); ``clip``
     a number or () float, the bound on the gradients' global norm (1 as
     :func:`train` by default; 0: no clipping, ``train(..., clip=None)``).
 
@@ -97,11 +97,11 @@ def train_step_core(params, m, v, s, steps, x, heads, warmup=CONFIG.warmup,
     global norm ().
     """
     h = heads.shape[0]
-    y, kind = tasks.targets_core(x)  # (B, L), (B, L)
+    y, kind = tasks._targets_core(x)  # (B, L), (B, L)
 
     def loss_of(theta):
-        logits, _ = forward_core(x, _weights(theta), h, layer_on=layer_on)  # (B, L, V)
-        return loss_core(logits, y, kind)
+        logits, _ = _forward_core(x, _weights(theta), h, layer_on=layer_on)  # (B, L, V)
+        return _loss_core(logits, y, kind)
 
     grads, loss = grad_and_value(loss_of)(tuple(params))
     norm = torch.stack([g.square().sum() for g in grads]).sum().sqrt()  # ()
@@ -109,8 +109,8 @@ def train_step_core(params, m, v, s, steps, x, heads, warmup=CONFIG.warmup,
     scale = torch.clamp(clip / (norm + 1e-6), max=1.0)  # clip_grad_norm_
     scale = torch.where(clip > 0, scale, torch.ones_like(scale))  # 0: no clipping
     d_model = torch.ones_like(params[0][0]).sum()  # () float: W_E's width
-    lr = default_peak_lr(d_model) * lr_factor(s, steps, warmup)  # ()
-    out = [adamw_core(p, g * scale, m_, v_, s + 1, lr)
+    lr = _default_peak_lr(d_model) * _lr_factor(s, steps, warmup)  # ()
+    out = [_adamw_core(p, g * scale, m_, v_, s + 1, lr)
            for p, g, m_, v_ in zip(params, grads, m, v, strict=True)]
     return (loss, tuple(o[0] for o in out), tuple(o[1] for o in out),
             tuple(o[2] for o in out), grads, norm)
@@ -118,7 +118,7 @@ def train_step_core(params, m, v, s, steps, x, heads, warmup=CONFIG.warmup,
 
 def train_step(params, m, v, s, steps, x, heads, warmup=CONFIG.warmup,
                layer_on=None, clip=CLIP):
-    """:func:`train_step_core`, after checking every input: one step of
+    """:func:`_train_step_core`, after checking every input: one step of
     :func:`~mhacourse.tiny_model.training.train`.
 
     ``s`` and ``steps`` may be whole numbers or () tensors (``0 <= s <
@@ -129,28 +129,28 @@ def train_step(params, m, v, s, steps, x, heads, warmup=CONFIG.warmup,
     """
     s, steps, warmup, layer_on, clip = check_train_step(params, m, v, s, steps, x,
                                                         heads, warmup, layer_on, clip)
-    return train_step_core(tuple(params), tuple(m), tuple(v), s, steps, x, heads,
+    return _train_step_core(tuple(params), tuple(m), tuple(v), s, steps, x, heads,
                            warmup, layer_on, clip)
 
 
-def forward_with(params, ids, heads, head_mask=None, layer_on=None):
+def _forward_with(params, ids, heads, head_mask=None, layer_on=None):
     """The model of ``params`` on ``ids`` (B, L): ``(logits (B, L, V),
     [A_1, ..., A_n])``, each (B, h, L, L); ``heads`` as in
-    :func:`train_step_core`; ``head_mask`` (n_layers, h) and ``layer_on``
-    (n_layers,) as :func:`~mhacourse.tiny_model.model.forward_core`'s. No
+    :func:`_train_step_core`; ``head_mask`` (n_layers, h) and ``layer_on``
+    (n_layers,) as :func:`~mhacourse.tiny_model.model._forward_core`'s. No
     checks (the page's forward graph)."""
-    return forward_core(ids, _weights(params), heads.shape[0], head_mask=head_mask,
+    return _forward_core(ids, _weights(params), heads.shape[0], head_mask=head_mask,
                         layer_on=layer_on)
 
 
-def evaluate_with(params, x, heads, head_mask=None, layer_on=None):
+def _evaluate_with(params, x, heads, head_mask=None, layer_on=None):
     """What the page reports while it trains, for held-out ``x`` (N, L):
-    :func:`~mhacourse.tiny_model.training.read_out_core` of the model
-    (``head_mask`` and ``layer_on`` as :func:`forward_with`'s): accuracy
+    :func:`~mhacourse.tiny_model.training._read_out_core` of the model
+    (``head_mask`` and ``layer_on`` as :func:`_forward_with`'s): accuracy
     (3,), statistics (n_layers, h, 5), role and named (n_layers, h). No
     checks (the page's evaluate graph)."""
-    logits, attention = forward_with(params, x, heads, head_mask, layer_on)
-    return read_out_core(x, logits, attention)
+    logits, attention = _forward_with(params, x, heads, head_mask, layer_on)
+    return _read_out_core(x, logits, attention)
 
 
 # ------------------------------------------------------------------ checks

@@ -17,11 +17,11 @@ from .analysis import (  # noqa: F401 (HELDOUT_*: the held-out set's, named here
     HELDOUT_N,
     HELDOUT_SEED,
     STATISTICS,
+    _roles_core,
+    _statistics_core,
     heldout,
-    roles_core,
-    statistics_core,
 )
-from .model import TinyConfig, TinyTransformer, check_tiny_head_mask, forward_core
+from .model import TinyConfig, TinyTransformer, _forward_core, check_tiny_head_mask
 
 DATA_SEED_OFFSET = 10_000  # batches: Generator().manual_seed(10_000 + data_seed),
 #     a stream apart from HELDOUT_SEED's
@@ -40,26 +40,26 @@ def evaluate(model: TinyTransformer, data=None, batch: int = 256,
     model.eval()
     logits = torch.cat([model(x[i:i + batch], head_mask=head_mask)
                         for i in range(0, len(x), batch)])
-    overall, previous, lookup = accuracy_core(logits, y, kind).tolist()
+    overall, previous, lookup = _accuracy_core(logits, y, kind).tolist()
     return {"accuracy": overall, "previous": previous, "lookup": lookup}
 
 
-def read_out_core(x, logits, attention):
+def _read_out_core(x, logits, attention):
     """What the page reports while it trains, for ``x`` (N, L) and the
     model's ``logits`` (N, L, V) and ``attention`` (one (N, h, L, L) per
     layer): accuracy ``(overall, previous, lookup)`` (3,)
-    (:func:`accuracy_core`), every head's task statistics (n_layers, h, 5)
-    (:func:`~mhacourse.tiny_model.analysis.statistics_core`), and each
+    (:func:`_accuracy_core`), every head's task statistics (n_layers, h, 5)
+    (:func:`~mhacourse.tiny_model.analysis._statistics_core`), and each
     head's role: the index of its largest statistic (n_layers, h) and
     whether it reaches 0.5 (:func:`~mhacourse.tiny_model.analysis.head_roles`).
     No checks."""
-    y, kind = tasks.targets_core(x)  # (N, L), (N, L)
-    stats = torch.stack([statistics_core(x, kind, A) for A in attention])  # (n, h, 5)
-    role, named = roles_core(stats)  # (n, h), (n, h)
-    return accuracy_core(logits, y, kind), stats, role, named
+    y, kind = tasks._targets_core(x)  # (N, L), (N, L)
+    stats = torch.stack([_statistics_core(x, kind, A) for A in attention])  # (n, h, 5)
+    role, named = _roles_core(stats)  # (n, h), (n, h)
+    return _accuracy_core(logits, y, kind), stats, role, named
 
 
-def accuracy_core(logits, y, kind) -> torch.Tensor:
+def _accuracy_core(logits, y, kind) -> torch.Tensor:
     """Accuracy of the arg-max prediction: ``(overall, previous, lookup)``,
     over scored positions, and over each part of the task. No checks.
 
@@ -73,12 +73,12 @@ def accuracy_core(logits, y, kind) -> torch.Tensor:
 
 def loss_fn(logits, y, kind):
     """Cross-entropy on scored positions. Shapes: logits (B, L, V), y (B, L).
-    Checked :func:`loss_core`."""
+    Checked :func:`_loss_core`."""
     check_loss_fn(logits, y, kind)
-    return loss_core(logits, y, kind)
+    return _loss_core(logits, y, kind)
 
 
-def loss_core(logits, y, kind):
+def _loss_core(logits, y, kind):
     """:func:`loss_fn` with no checks: the mean cross-entropy over positions
     with ``kind != NOT_SCORED``, written with a weight per position rather
     than by selecting them, so a traced graph has fixed shapes (the
@@ -88,7 +88,7 @@ def loss_core(logits, y, kind):
     return (ce * scored).sum() / scored.sum()
 
 
-def lr_factor(s: torch.Tensor, steps: torch.Tensor, warmup) -> torch.Tensor:
+def _lr_factor(s: torch.Tensor, steps: torch.Tensor, warmup) -> torch.Tensor:
     """The learning rate of step ``s`` (0, 1, ...) of ``steps``, as a fraction
     of the peak: linear warm-up over ``warm = min(warmup, steps // 4 + 1)``
     steps, then a cosine from 1 down to 0 at the last step; ``warmup = 0``:
@@ -107,7 +107,7 @@ def lr_factor(s: torch.Tensor, steps: torch.Tensor, warmup) -> torch.Tensor:
 
 
 def _role_names(role, named) -> list[list[str]]:
-    """:func:`read_out_core`'s ``role`` and ``named`` (n_layers, h) as
+    """:func:`_read_out_core`'s ``role`` and ``named`` (n_layers, h) as
     :func:`~mhacourse.tiny_model.analysis.head_roles` names them."""
     return [[STATISTICS[i] if ok else "mixed" for i, ok in zip(r, n)]
             for r, n in zip(role.tolist(), named.tolist())]
@@ -118,8 +118,8 @@ def _record(model, step: int, losses: list, data) -> dict:
     """One entry of ``train``'s history: held-out accuracy, per part, the
     mean loss of the steps since the last entry, and the heads' roles."""
     x = data[0]
-    logits, attention = forward_core(x, model.weights(), model.cfg.h)
-    accuracy, _, role, named = read_out_core(x, logits, attention)
+    logits, attention = _forward_core(x, model.weights(), model.cfg.h)
+    accuracy, _, role, named = _read_out_core(x, logits, attention)
     overall, previous, lookup = accuracy.tolist()
     return {"step": step, "accuracy": overall, "previous": previous,
             "lookup": lookup, "loss": sum(losses) / len(losses),
@@ -161,7 +161,7 @@ def train(cfg: TinyConfig, steps: int, seed: int = 0, data_seed: int = 0,
                             weight_decay=cfg.weight_decay, betas=(0.9, 0.98))
 
     def lr_at(s):  # linear warm-up, then cosine to 0
-        return float(lr_factor(torch.tensor(s, dtype=torch.float64),
+        return float(_lr_factor(torch.tensor(s, dtype=torch.float64),
                                torch.tensor(steps, dtype=torch.float64), cfg.warmup))
 
     sched = torch.optim.lr_scheduler.LambdaLR(opt, lr_at)
