@@ -1,5 +1,5 @@
 // Reports of known content for the class page's tests and benchmark, made
-// with the page's own buildReport (assets/site/class/report.js), from runs
+// with the page's own buildReport (assets/site/explorer/lab/report.js), from runs
 // this script synthesizes to a specification read on stdin:
 //
 //   {"manifest": "path/to/manifest.json", "runs": [RUN, ...]}
@@ -18,18 +18,8 @@
 // token in layer 1 from step 100 and induction in layer 2 from the phase
 // change. Usage: node scripts/class_reports.mjs < spec.json
 import { readFileSync } from "node:fs";
-import { dirname, join } from "node:path";
-import { fileURLToPath, pathToFileURL } from "node:url";
-
-const HERE = dirname(fileURLToPath(import.meta.url));
-// report.js loaded as a module whatever Node's default for .js; its
-// imports (the lab's knobs.js and link.js, modules by their folder's
-// package.json) by their file URLs
-const CLASS = join(HERE, "..", "assets", "site", "class");
-const source = readFileSync(join(CLASS, "report.js"), "utf8")
-  .replace(/"(\.\.\/explorer\/lab\/[\w-]+\.js)"/g,
-    (_, path) => JSON.stringify(pathToFileURL(join(CLASS, path)).href));
-const R = await import("data:text/javascript;base64," + Buffer.from(source).toString("base64"));
+// a module whatever Node's default for .js: lab/'s package.json says so
+import * as R from "../assets/site/explorer/lab/report.js";
 
 const spec = JSON.parse(readFileSync(0, "utf8"));
 

@@ -296,7 +296,7 @@ def test_a_students_report_shows_and_prints_on_one_page(opened, tmp_path):
     assert view.locator("svg.mha-chart").count() == 2
     assert view.locator(".mha-report-grades tbody tr").count() == 1
     p.evaluate("""async () => {
-        const m = await import('../_static/class/report-view.js');
+        const m = await import('../_static/explorer/report-view.js');
         const c = await import('../_static/class/class.js');
         const r = c.classPages()[0].result.runs[9].report;
         window.__undo = m.preparePrint(r, 0.29);
@@ -358,9 +358,9 @@ def test_export_then_the_class_page_reads_it(opened, tmp_path):
     n = sum(math.prod(a * d + b for a, b in q["dims"]) for q in C.manifest()["train"]["params"])
     p.evaluate(
         """async ([r, n]) => {
-        const m = await import('../_static/class/report-view.js');
+        const m = await import('../_static/explorer/report-view.js');
         const man = await (await fetch('../_static/explorer-data/manifest.json')).json();
-        const { buildId } = await import('../_static/class/report.js');
+        const { buildId } = await import('../_static/explorer/lab/report.js');
         const build = await buildId(man);
         const run = () => ({ link: r.link, course: { version: '0.1.0', build },
             settings: r.settings, state: r.state, step: r.step, losses: r.curves.loss,
@@ -399,7 +399,7 @@ def test_a_trainer_panel_makes_the_report_its_run_gives(opened):
     got = p.evaluate(
         """async (r) => {
         const { runFromPanel } = await import('../_static/class/report-panel.js');
-        const { buildReport } = await import('../_static/class/report.js');
+        const { buildReport } = await import('../_static/explorer/lab/report.js');
         const man = await (await fetch('../_static/explorer-data/manifest.json')).json();
         const s = r.settings;
         const P = { config: { h: s.h, dk: s.d_k, seed: s.seed, steps: s.steps },

@@ -64,7 +64,7 @@ def lab_state(browser, where: str) -> dict:
         p.goto(browser[1][where] + "/chapters/explorer.html?v=1&h=2&dk=8&steps=20")
         p.wait_for_function(f"window.mha?.trainer && {PANEL}.lab.ready", timeout=60_000)
         out = p.evaluate(f"""async () => {{
-            const R = await import('../_static/class/report.js');
+            const R = await import('../_static/explorer/lab/report.js');
             return {{ secure: window.isSecureContext, subtle: !!(window.crypto && crypto.subtle),
                 source: R.hashSource(), build: {PANEL}.lab.data.build,
                 sum: await R.sha256Hex('abc'),

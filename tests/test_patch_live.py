@@ -105,7 +105,7 @@ def test_the_link_and_the_report_carry_the_corruption(live_page):  # noqa: F811
     own. The same page, opened again: 6 s at load average 7."""
     p = live_page.page
     shown = p.evaluate("""async () => {
-      const m = await import(new URL("../_static/class/report-view.js", location.href).href);
+      const m = await import(new URL("../_static/explorer/report-view.js", location.href).href);
       const r = { student: "Ann", settings: { h: 4, d_k: 16, d_model: 64, seed: 0, steps: 40 },
         step: 40, state: "done", phase_step: null, predictions: [], ablations: [],
         curves: { loss: [1], steps: [40], accuracy: [[0.5, 0.9, 0.3]] },

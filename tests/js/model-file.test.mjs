@@ -6,7 +6,7 @@ import assert from "node:assert/strict";
 import { readFileSync } from "node:fs";
 import { readModelFile, writeModelFile, fileSizeProblem, maxFileBytes, ModelFileError } from "../../assets/site/explorer/lab/model-file.js";
 import { parseSafetensors, writeSafetensors, digestInput } from "../../assets/site/explorer/lab/safetensors.js";
-import { sha256Hex } from "../../assets/site/class/report.js";
+import { sha256Hex } from "../../assets/site/explorer/lab/report.js";
 import { KNOBS } from "./knobs.mjs";
 
 // the manifest's train.params, from the package's parameter rules

@@ -13,7 +13,7 @@ import { experimentOf, readModelFile, writeModelFile } from "../../assets/site/e
 import { compareRun } from "../../assets/site/explorer/lab/compare.js";
 import { grade } from "../../assets/site/explorer/lab/grade.js";
 import { recordFromReadouts } from "../../assets/site/explorer/lab/record.js";
-import { buildReport, reportText } from "../../assets/site/class/report.js";
+import { buildReport, reportText } from "../../assets/site/explorer/lab/report.js";
 import { classStats, groupOf, linkMismatch, parseLink, readClass } from "../../assets/site/class/class-read.js";
 
 // A toy knob, written as CONTRIBUTING.md's recipe writes one in web_train.KNOBS.

@@ -3,8 +3,9 @@
 // runs that never left the plateau or do not match their link, and the
 // quiz key the class's runs give. It reads what class-read.js returns and
 // draws into the elements class.js gives it; it keeps no state.
-import { COLOURS, chart, el, key } from "./svg.js";
+import { el } from "../explorer/dom.js";
 import { knobWords } from "../explorer/lab/knobs.js";
+import { COLOURS, chart, key } from "../explorer/svg.js";
 
 const BAND = { before_200: "before 200", "200_399": "200–399", "400_799": "400–799", "800_or_later": "800 or later", never: "never" };
 

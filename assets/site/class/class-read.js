@@ -3,10 +3,10 @@
 // this site and itself; a file that fails gets one line, and the others are
 // read. Pure functions: the files' texts come in, nothing goes out (no
 // request is made with a report).
-import { REPORT_FORMAT, REPORT_VERSION, phaseStep, verifyChecksum } from "./report.js";
 import { check } from "./schema-lite.js";
 import { knobFromText, knobValue, knobWords } from "../explorer/lab/knobs.js";
 import { patchChoice } from "../explorer/lab/link.js";
+import { REPORT_FORMAT, REPORT_VERSION, phaseStep, verifyChecksum } from "../explorer/lab/report.js";
 
 export const MAX_BYTES = 1000000; // a report of 1,500 steps at h = 16 is under 100 KB
 // A re-run agrees with its report when every loss is within LOSS_REL of the

@@ -14,10 +14,10 @@
 // a promise of {loss, steps, accuracy, sha256}.
 import { MAX_BYTES, TOLERANCE, classStats, compareRerun, distinctRuns, parseLink, readClass } from "./class-read.js";
 import { charts, lists, quiz, table } from "./class-draw.js";
-import { printReport, reportView } from "./report-view.js";
 import { linksForm } from "./links.js";
-import { buildId } from "./report.js";
-import { el } from "./svg.js";
+import { el } from "../explorer/dom.js";
+import { buildId } from "../explorer/lab/report.js";
+import { printReport, reportView } from "../explorer/report-view.js";
 
 const STATIC = new URL("../", import.meta.url).href; // .../_static/
 const pages = [];

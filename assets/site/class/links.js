@@ -6,8 +6,8 @@
 // row after row, no two students of the class share a run. The teacher's
 // own predictions and switches (predict=, off=) are taken out: the link
 // says what to run, not what to answer.
-import { checkLink } from "./site-link.js";
-import { el } from "./svg.js";
+import { el } from "../explorer/dom.js";
+import { checkLink } from "../explorer/lab/site-link.js";
 
 export const SEED_MAX = 999; // the trainer's seed box's range (lab/link.js)
 const MAX_NAMES = 200;

@@ -1,8 +1,8 @@
-// The trainer panel's run, as buildReport (report.js) takes it: the one
+// The trainer panel's run, as buildReport (explorer/lab/report.js) takes it: the one
 // place that knows which of the panel's fields a report reads. The trainer
 // wires "Export report" with
 //   exportControls(() => runFromPanel(panel, extra), ruleLookup)
-// (report-view.js), where extra = {link, course: {version, build},
+// (explorer/report-view.js), where extra = {link, course: {version, build},
 // predictions, ablations, knobs (the manifest's train.knobs)}: the lab's link and grades, and the ablations the
 // panel read (each {step, off: ["L1H2", ...], accuracy}).
 export function runFromPanel(P, extra = {}) {

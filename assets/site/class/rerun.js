@@ -5,7 +5,7 @@
 // load the explorer's manifest (explorer-data/manifest.js) before this
 // module, as the trainer's pages do.
 import { Panel } from "../explorer/trainer.js";
-import { modelChecksum } from "./report.js";
+import { modelChecksum } from "../explorer/lab/report.js";
 
 // A panel that keeps to itself: it neither reads nor writes the page's
 // address (trainer-lab.js asks).

@@ -3,7 +3,7 @@
 // "Copy link"; the book's run of the same settings drawn faintly under the
 // reader's curves, with the line saying where hers differs most; the
 // model file out and in (trainer-lab-file.js); "Export report" for the
-// class page (../class/report-view.js). It composes the pure modules of
+// class page (report-view.js). It composes the pure modules of
 // lab/ and the panel's parts; the panel calls it at a few points (made,
 // configured, locked, each read-out, each ablation), and it changes no
 // step: grading runs on read-outs the panel already has.
@@ -16,8 +16,8 @@ import { compareRun } from "./lab/compare.js";
 import { copyLink, gradeList, predictionForm } from "./lab/ui.js";
 import { LabFiles } from "./trainer-lab-file.js";
 import { faintCurves } from "./trainer-lab-draw.js";
-import { exportControls } from "../class/report-view.js";
-import { buildId } from "../class/report.js";
+import { buildId } from "./lab/report.js";
+import { exportControls } from "./report-view.js";
 
 let data = null; // the page's one load of the bank and the book's runs
 function labData() {

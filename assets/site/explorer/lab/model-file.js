@@ -21,7 +21,7 @@
 
 import { ModelFileError, parseSafetensors, tensorValues, writeSafetensors, MAX_HEADER, digestInput, storedTensors } from "./safetensors.js";
 import { configFields, knobSettings, knobsOfFile, layersOf } from "./knobs.js";
-import { sha256Hex } from "../../class/report.js";
+import { sha256Hex } from "./report.js";
 
 export { ModelFileError };
 const fail = (line) => { throw new ModelFileError(line); };

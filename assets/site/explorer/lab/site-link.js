@@ -5,7 +5,7 @@
 // plain text, with one line saying why. A report is a file a student
 // hands in: its link is never trusted.
 
-const STATIC = new URL("../", import.meta.url); // .../_static/
+const STATIC = new URL("../../", import.meta.url); // .../_static/ (this is _static/explorer/lab/)
 // The pages that hold a trainer, whose "Copy link" and "Export report"
 // write a report's link (chapters/explorer.md, chapters/08_how_many_heads.md).
 export const TRAINER_PAGES = ["explorer.html", "08_how_many_heads.html"]

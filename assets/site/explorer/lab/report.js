@@ -1,17 +1,17 @@
 // A student's report: one run of the trainer, as a small JSON file she hands
-// in and the class page (class.js) reads. Pure functions, no DOM and no
+// in and the class page (class/class.js) reads. Pure functions, no DOM and no
 // globals: the trainer page builds a report with buildReport, the class page
 // checks one with verifyChecksum and reads its phase change with phaseStep.
-// The format is report.schema.json, beside this file; REPORT_VERSION is its
-// version. Every hash is SHA-256 from the browser's crypto.subtle (Node's
+// The format is class/report.schema.json (the class page checks every report
+// against it); REPORT_VERSION is its version. Every hash is SHA-256 from the browser's crypto.subtle (Node's
 // global crypto too: the tests' generator imports this file); where the
 // browser has none (a page over plain http from an address that is not this
 // machine's: a laptop serving a school's network), from @noble/hashes,
 // which the build copies to _static/noble-hashes/ (scripts/vendor_js.py)
 // and which is loaded only then.
 
-import { knobSettings } from "../explorer/lab/knobs.js";
-import { patchChoice } from "../explorer/lab/link.js";
+import { knobSettings } from "./knobs.js";
+import { patchChoice } from "./link.js";
 
 export const REPORT_FORMAT = "mhacourse-report";
 export const REPORT_VERSION = 1;
@@ -47,7 +47,7 @@ function hex(buffer) {
   return Array.from(new Uint8Array(buffer), (b) => b.toString(16).padStart(2, "0")).join("");
 }
 
-const NOBLE = "../noble-hashes/sha2.js"; // relative to this file in the built site's _static/
+const NOBLE = "../../noble-hashes/sha2.js"; // from _static/explorer/lab/ in the built site
 let noble = null; // the library, loaded once, where crypto.subtle is missing
 
 // Which SHA-256 this page uses: "crypto.subtle" or "@noble/hashes".

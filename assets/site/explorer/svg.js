@@ -1,17 +1,10 @@
-// Small SVG drawing helpers for the report view and the class page: vector
-// pictures that print sharply and scale with the page. Okabe-Ito colours.
+// Small SVG drawing helpers for the report view (report-view.js) and the
+// class page (class/class-draw.js): vector pictures that print sharply and
+// scale with the page. Okabe-Ito colours. Elements other than SVG's: dom.js.
+import { el } from "./dom.js";
 
 const NS = "http://www.w3.org/2000/svg";
 export const COLOURS = ["#0072b2", "#d55e00", "#009e73", "#cc79a7", "#e69f00", "#56b4e9", "#000000"];
-
-export function el(tag, attrs = {}, children = []) {
-  const e = document.createElement(tag);
-  Object.keys(attrs).forEach((k) => {
-    if (k === "text") { e.textContent = attrs[k]; } else if (k === "class") { e.className = attrs[k]; } else { e.setAttribute(k, attrs[k]); }
-  });
-  children.forEach((c) => { if (c !== null && c !== undefined) { e.appendChild(typeof c === "string" ? document.createTextNode(c) : c); } });
-  return e;
-}
 
 export function svgEl(tag, attrs = {}, text) {
   const e = document.createElementNS(NS, tag);

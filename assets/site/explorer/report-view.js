@@ -1,13 +1,14 @@
 // A report on screen and on paper: its curves, its predictions and grades,
 // its roles and ablations (reportView), and the trainer's "Export report"
-// and "Print report" controls (exportControls). The class page shows a
-// student's report with reportView; the trainer page wires exportControls
-// under a finished run (the lead's wiring: a function that returns the run,
-// see buildReport in report.js for its fields).
-import { buildReport, reportFileName, reportText } from "./report.js";
-import { checkLink, shownText } from "./site-link.js";
-import { COLOURS, chart, el, key } from "./svg.js";
-import { knobWords } from "../explorer/lab/knobs.js";
+// and "Print report" controls (exportControls). The trainer's lab
+// (trainer-lab.js) wires exportControls under a finished run (a function
+// that returns the run: see buildReport in lab/report.js for its fields);
+// the class page (class/class.js) shows a student's report with reportView.
+import { el } from "./dom.js";
+import { knobWords } from "./lab/knobs.js";
+import { buildReport, reportFileName, reportText } from "./lab/report.js";
+import { checkLink, shownText } from "./lab/site-link.js";
+import { COLOURS, chart, key } from "./svg.js";
 
 const PARTS = ["all", "previous", "lookup"];
 const ROLE_SHORT = { previous: "P", induction: "I", duplicate: "D", self: "S", first: "F", mixed: "·" };
