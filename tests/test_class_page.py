@@ -390,35 +390,6 @@ def test_export_then_the_class_page_reads_it(opened, tmp_path):
     assert p.locator(".mha-class-table tbody tr").last.locator("th").inner_text() == "Student 31"
 
 
-def test_a_trainer_panel_makes_the_report_its_run_gives(opened):
-    """report-panel.js runFromPanel reads a trainer panel's fields (config,
-    knobs, losses, evals with roleNames, the previous-word baseline, the
-    worker's copy of the weights): the report built from a panel holding a
-    generated report's run has that report's settings, curves and phase."""
-    p, r = opened["page"], opened["reports"][4]
-    got = p.evaluate(
-        """async (r) => {
-        const { runFromPanel } = await import('../_static/class/report-panel.js');
-        const { buildReport } = await import('../_static/explorer/lab/report.js');
-        const man = await (await fetch('../_static/explorer-data/manifest.json')).json();
-        const s = r.settings;
-        const P = { config: { h: s.h, dk: s.d_k, seed: s.seed, steps: s.steps },
-            stepsTotal: s.steps, state: r.state, step: r.step, losses: r.curves.loss,
-            knobs: { chosen: Object.fromEntries(man.train.knobs.map((k) => [k.name, s[k.name]])) },
-            evals: r.curves.steps.map((x, i) => ({ step: x, accuracy: r.curves.accuracy[i],
-                roleNames: r.roles.heads[i] })),
-            base: { previousWord: [0, 1, man.train.baselines['previous word'].lookup] },
-            snapshot: { params: [{ data: new Float32Array(5), dims: [5] }] } };
-        const run = runFromPanel(P, { link: r.link, course: r.course, knobs: man.train.knobs });
-        return buildReport(Object.assign(run, { student: 'X' }));
-    }""",
-        r,
-    )
-    assert got["settings"] == r["settings"] and got["curves"] == r["curves"]
-    assert got["phase_step"] == r["phase_step"] and got["roles"] == r["roles"]
-    assert got["model"]["params"] == 5
-
-
 def test_the_labs_table_of_book_runs_gives_the_same_reference(opened):
     """When the lab's table of the book's runs (mhacourse.book_runs, issue 35)
     is in the site, the class page can read it instead of

@@ -1,14 +1,19 @@
 """The page's JavaScript is read as the package is (issue "The page's code as
-readable as the package"): every explorer file is an ES module that
-imports what it uses; no file defines a global but the page's one entry
-point (page.js: window.mha) or reads the build's data but data.js; no
-file is over 300 lines; no import circle. And the knobs and read-outs are
-written once (mhacourse.web_train.KNOBS and READOUTS): the manifest
-carries them, the schema checks them, the page builds its controls and
-drawings from them, and no page file spells one out. No build needed."""
+readable as the package"), every file of the site's (assets/site: the
+explorer, its lab, the class page, the book theme's helpers): each is an ES
+module that imports what it uses (but the few classic scripts, named
+here); no file defines a global but the page's one entry point (page.js:
+window.mha) or reads the build's data but data.js; no file is over 300
+lines; no import circle, and the folders' imports go one way (class/ may
+import explorer/, never the reverse); onnxruntime is set up in one file.
+And the knobs and read-outs are written once (mhacourse.web_train.KNOBS and
+READOUTS): the manifest carries them, the schema checks them, the page
+builds its controls and drawings from them, and no page file spells one
+out. No build needed."""
 from __future__ import annotations
 
 import json
+import posixpath
 import re
 
 import jsonschema
@@ -16,50 +21,71 @@ import jsonschema
 from mhacourse import web_patch, web_train
 from site_browser import ROOT
 
-EXPLORER = ROOT / "assets" / "site" / "explorer"
-JS = {f.name: f.read_text() for f in sorted(EXPLORER.glob("*.js"))}
+SITE = ROOT / "assets" / "site"
+EXPLORER = SITE / "explorer"
+# every JavaScript file of the site, by its path under assets/site
+JS = {f.relative_to(SITE).as_posix(): f.read_text() for f in sorted(SITE.rglob("*.js"))}
 CODE = {f: re.sub(r"//.*", "", t) for f, t in JS.items()}  # less the comments
 SITE_JS = sorted((ROOT / "assets" / "site").rglob("*.js"))
 SITE_CODE = {str(f.relative_to(ROOT)): re.sub(r"//.*", "", f.read_text()) for f in SITE_JS}
-ENTRY, DATA = "page.js", "data.js"  # the one entry; the one reader of the build's data
-FALLBACK = "fallback.js"  # the one classic script: a page opened from disk runs no module
-WORKERS = ("train-worker.js", "readout-worker.js")
+ENTRY, DATA = "explorer/page.js", "explorer/data.js"  # the one entry; the one data reader
+FALLBACK = "explorer/fallback.js"  # a page opened from disk runs no module
+THEME = ("a11y.js", "chapter-links.js", "widgets-config.js")  # the book theme's helpers
+CLASSIC = (FALLBACK, *THEME)  # the classic scripts; every other file is a module
+WORKERS = ("explorer/train-worker.js", "explorer/readout-worker.js")
+CLASS_PAGE = ("class/class.js", "class/rerun.js")  # what chapters/class.md imports
 SCHEMA = json.loads((EXPLORER / "manifest.schema.json").read_text())
-IMPORT = re.compile(r'^import\s*\{([^}]*)\}\s*from\s*"\./([\w.-]+)";', re.M)
+IMPORT = re.compile(r'^import\s*\{([^}]*)\}\s*from\s*"(\.\.?/[\w./-]+)";', re.M)
 EXPORT = re.compile(r"^export\s+(?:async\s+)?(?:function|class|const|let)\s+(\w+)", re.M)
+EXPORT_LIST = re.compile(r"^export\s*\{([^}]*)\};", re.M)
 
 
 def imports(name: str) -> dict[str, list[str]]:
-    """{file: [names]} that ``name`` imports."""
-    return {src: [n.strip().split(" as ")[0] for n in names.split(",") if n.strip()]
+    """{file (its path under assets/site): [names]} that ``name`` imports."""
+    here = posixpath.dirname(name)
+    return {posixpath.normpath(posixpath.join(here, src)):
+            [n.strip().split(" as ")[0] for n in names.split(",") if n.strip()]
             for names, src in IMPORT.findall(JS[name])}
 
 
+def exports(name: str) -> set[str]:
+    listed = [n.strip().split(" as ")[-1] for names in EXPORT_LIST.findall(JS[name])
+              for n in names.split(",") if n.strip()]
+    return set(EXPORT.findall(JS[name])) | set(listed)
+
+
 def test_every_file_is_a_module_that_imports_what_it_uses():
-    modules = [f for f in JS if f != FALLBACK]
-    reached, todo = set(), [ENTRY, *WORKERS]
-    while todo:  # what the entry and the workers load, as modules
+    modules = [f for f in JS if f not in CLASSIC]
+    reached, todo = set(), [ENTRY, *WORKERS, *CLASS_PAGE]
+    while todo:  # what the entry, the workers and the class page load, as modules
         f = todo.pop()
         if f not in reached:
+            assert f in JS, f"a module imports {f}, which is not a file of the site"
             reached.add(f)
             todo.extend(imports(f))
-    assert sorted(reached) == sorted(modules), "explorer files no module loads: " \
+    assert sorted(reached) == sorted(modules), "site files no page loads: " \
         f"{sorted(set(modules) - reached)}"
     for f in modules:
         classic = re.search(r"^\(function \(\) \{|use strict", JS[f], re.M)
         assert not classic, f"{f}: a classic script"
         for src, names in imports(f).items():
-            missing = set(names) - set(EXPORT.findall(JS[src]))
+            missing = set(names) - exports(src)
             assert not missing, f"{f} imports {missing} that {src} does not export"
+    for f in CLASSIC:
+        assert not IMPORT.search(JS[f]) and not EXPORT.search(JS[f]), f"{f}: a module"
     # the pages load the entry as a module, and no other explorer file by a script tag
     for page in ("explorer.md", "08_how_many_heads.md"):
         text = (ROOT / "chapters" / page).read_text()
-        tags = re.findall(r'<script([^>]*)src="\.\./_static/explorer/([\w.-]+)"', text)
+        tags = re.findall(r'<script([^>]*)src="\.\./_static/(explorer/[\w.-]+)"', text)
         assert sorted(tags) == sorted([(' type="module" ', ENTRY), (" ", FALLBACK)]), (page, tags)
+    loaded = re.findall(r'from "\.\./_static/([\w./-]+)"', (ROOT / "chapters" / "class.md").read_text())
+    assert sorted(loaded) == sorted(CLASS_PAGE), loaded
 
 
 def test_one_global_the_entry_and_no_hand_written_loader():
     for f, text in CODE.items():
+        if f in THEME:  # the book theme's: chapter-links.js loads the decks' lists by tag
+            continue
         assigned = re.findall(r"\b(?:window|globalThis|self)\.(\w+)\s*=[^=]", text)
         assert assigned == (["mha"] if f == ENTRY else
                             ["onmessage"] if f in WORKERS else []), (f, assigned)
@@ -121,5 +147,30 @@ def test_knobs_and_readouts_are_written_once():
     # the page's size limits come from the manifest: no bound or comparison with one
     limits = re.compile(r"""(?:[<>]=?|\bmax\W+|\bmin\W+)\s*(?:16|64|256|1500)\b""")
     for f, text in CODE.items():
-        if f.startswith(("trainer", "sizes")):
+        if f.startswith(("explorer/trainer", "explorer/sizes")):
             assert not limits.search(text), f"{f} writes a size limit of its own"
+
+
+def test_imports_go_one_way_and_onnxruntime_is_set_up_once():
+    """class/ may import explorer/ (the lab, the report, the trainer's
+    panel); nothing under explorer/ imports class/, statically or by an
+    address; and onnxruntime-web is loaded, set (its env) and asked for
+    sessions in one file, explorer/ort.js, that the page and both workers
+    import."""
+    up = {}
+    for f, text in CODE.items():
+        if f.startswith("explorer/"):
+            wrong = [src for src in imports(f) if not src.startswith("explorer/")]
+            wrong += re.findall(r"""["'][^"']*\bclass/[\w./-]*["']""", text)
+            if wrong:
+                up[f] = wrong
+    assert up == {}, f"explorer/ imports class/ (class/ imports explorer/, never back): {up}"
+    for f in JS:
+        outside = [src for src in imports(f) if src.startswith("..")]
+        assert not outside, f"{f} imports {outside}, outside assets/site"
+    ort = {f for f, text in CODE.items()
+           if re.search(r"\bort\.env\b|InferenceSession\.create|ort\.wasm\.min\.mjs", text)}
+    assert ort == {"explorer/ort.js"}, f"onnxruntime is set up in {sorted(ort)}"
+    users = {f for f in JS if "explorer/ort.js" in imports(f)}
+    assert {"explorer/engine.js", "explorer/smollm2-engine.js",
+            "explorer/worker-common.js"} <= users, users
