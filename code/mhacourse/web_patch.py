@@ -41,11 +41,23 @@ from . import interventions as iv
 from ._validate import InputError, InputTypeError, check_path, describe
 from .heads import _split_heads_core
 from .tiny_model import step as st
-from .tiny_model.model import _forward_core
+from .tiny_model.model import TinyConfig, _forward_core
 
 N_PAIRS = 256  # pairs per corruption the page scores
 SEED = 0  # corrupt()'s seed
-INPUTS = ("clean", "corrupted", "answer", "rival", "positions", "heads")
+_L = TinyConfig().max_len  # a sequence's length
+#: The Patch graphs' named inputs after the weights, as
+#: :data:`mhacourse.web_inputs.INPUTS` declares a graph's (shape in the
+#: graph's sizes, dtype, example, meaning); their examples are one
+#: corruption's pairs (:func:`graph`).
+INPUTS = {
+    "clean": (("N", _L), "int64", "pairs", "clean sequences"),
+    "corrupted": (("N", _L), "int64", "pairs", "their corrupted copies"),
+    "answer": (("N",), "int64", "pairs", "the clean target at the scored position"),
+    "rival": (("N",), "int64", "pairs", "the corrupted sequence's target there"),
+    "positions": (("N",), "int64", "pairs", "the scored position of each pair"),
+    "heads": (("h",), "float32", 0.0, "any values: its length is h"),
+}
 OUTPUTS = ("ends", "fractions")
 #: fractions' first axis, in order: the patch graph's, then the ablate graph's
 MAPS = (*iv.DIRECTIONS, *iv.METHODS)

@@ -2,43 +2,34 @@
 
 At build time (``scripts/export_explorer.py``) this module writes seven ONNX
 graphs (``patch`` and ``ablate``: :mod:`mhacourse.web_patch`), each traced
-**once** for every (h, d_k) (``h``, ``d_model``: symbolic sizes), and the data they read:
+**once** for every (h, d_k), and the data they read. Each graph takes the
+weights (``params[].input`` in the manifest; the step also AdamW's moments,
+``m_`` and ``v_`` of them), then its named inputs,
+:data:`mhacourse.web_inputs.INPUTS`, from which this table is made (the
+sizes ``h``, ``d_model``, ``L``, a sequence's length, and ``N``, a number
+of sequences, are symbolic; ``P``, the noise pool's length, is fixed):
 
-=============  ==========================================  ====================
-graph          inputs                                      outputs
-=============  ==========================================  ====================
-``init``       ``noise`` (P,) float16, ``width`` (d_model,),  the weights, in
-               ``seed`` () int64, ``heads`` (h,),          ``param_names``
-               ``identical`` () float (1: every head a     order
-               copy of head 0)
-``step``       weights, ``m``, ``v`` (AdamW's moments),    ``loss``,
-               ``s``, ``steps``, ``warmup`` () float,      ``grad_norm`` (),
-               ``layer_on`` (2,), ``x`` (32, 16) int64,    the new weights,
-               ``heads`` (h,), ``clip`` () float            ``m``, ``v``; the
-                                                           gradients (fetched
-                                                           by the tests only)
-``forward``    weights, ``ids`` (1, L) int64,              ``logits``,
-               ``head_mask`` (2, h), ``layer_on`` (2,)     ``attn_1``, ``attn_2``
-``evaluate``   weights, ``x`` (N, 16) int64,               ``accuracy`` (3,),
-               ``head_mask`` (2, h), ``layer_on`` (2,)     ``stats`` (2, h, 5),
-                                                           ``role``, ``named``
-``circuits``   weights, ``heads`` (h,)                     ``comp_q``, ``comp_k``,
-                                                           ``comp_v`` (h, h),
-                                                           ``prev_band``,
-                                                           ``copying``,
-                                                           ``prefix`` (2, h),
-                                                           ``probe_stats``
-                                                           (2, h, 5),
-                                                           ``probe_role``,
-                                                           ``probe_named``
-=============  ==========================================  ====================
+{INPUTS}
 
-``heads`` (any values) and ``head_mask``'s second axis give h; ``layer_on``
-(1 run the block, 0 skip it) and ``head_mask`` (1 keep the head, 0 remove
-it) are :func:`~mhacourse.tiny_model.model._forward_core`'s; ``warmup`` is
-the warm-up's length (100 on, 0 off); ``clip`` the bound on the gradients'
-global norm (1 on, 0 off: :func:`train`'s ``clip=None``). The knobs are
-inputs of the same graphs, so the page has no second code path for them.
+and gives:
+
+=============  ==============================================================
+graph          outputs
+=============  ==============================================================
+``init``       the weights, in ``param_names`` order
+``step``       ``loss``, ``grad_norm`` (), the new weights, ``m``, ``v``; the
+               gradients (fetched by the tests only)
+``forward``    ``logits``, ``attn_1``, ``attn_2``
+``evaluate``   ``accuracy`` (3,), ``stats`` (2, h, 5), ``role``, ``named``
+``circuits``   ``comp_q``, ``comp_k``, ``comp_v`` (h, h), ``prev_band``,
+               ``copying``, ``prefix`` (2, h), ``probe_stats`` (2, h, 5),
+               ``probe_role``, ``probe_named``
+=============  ==============================================================
+
+``head_mask`` and ``layer_on`` are
+:func:`~mhacourse.tiny_model.model._forward_core`'s. The knobs
+(:data:`KNOBS`) are inputs of the same graphs, so the page has no second
+code path for them.
 
 They are :mod:`mhacourse.tiny_model.step`'s functions: the model is
 :func:`~mhacourse.tiny_model.model._forward_core`, the gradients are
@@ -94,6 +85,9 @@ from .circuits.core import KINDS, PROBE_N, _baseline_core, _readouts_core
 from .tiny_model import step as st
 from .tiny_model.model import TinyConfig
 from .tiny_model.training import DATA_SEED_OFFSET, HELDOUT_N, heldout
+from .web_inputs import INPUTS, _example_inputs, inputs_table
+
+__doc__ = __doc__.replace("{INPUTS}", inputs_table())
 
 OPSET = 18
 H_MAX = 16  # heads: 1 .. 16
@@ -129,9 +123,9 @@ SIZE_MESSAGES = {
 #: that has it (a switch: ``on`` or ``off``; a count n: ``layer_on``, 1 for
 #: the first n blocks), and writes the Python line of a run from ``python``
 #: (``arg=`` of ``TinyConfig`` or ``train``, the literal of each value; only
-#: a value other than the default is written). To add a knob: an input of
-#: the graphs (:func:`graph_functions`), one entry here, the schema's
-#: ``graphs`` list (CONTRIBUTING.md, "Add a knob").
+#: a value other than the default is written). To add a knob: its input in
+#: ``web_inputs.INPUTS`` (an argument of the graph's core of that name), one
+#: entry here, the schema's ``graphs`` list (CONTRIBUTING.md, "Add a knob").
 KNOBS = (
     {"name": "layers", "label": "layers", "control": "count", "default": EXAMPLE.n_layers,
      "min": 1, "max": EXAMPLE.n_layers, "input": "layer_on",
@@ -299,7 +293,8 @@ def _example_params(cfg: TinyConfig = EXAMPLE) -> tuple:
 
 def graph_functions(cfg: TinyConfig = EXAMPLE) -> dict:
     """For each graph: ``(function of flat tensors, example inputs, input
-    names, output names)``."""
+    names, output names)``; the inputs after the weights are
+    ``web_inputs.INPUTS``', passed to the graph's body by name."""
     check_example(cfg)
     n = len(st.param_names())
     names = [k.replace(".", "_") for k in st.param_names()]
@@ -308,57 +303,47 @@ def graph_functions(cfg: TinyConfig = EXAMPLE) -> dict:
     def zeros():  # new tensors each time: an input passed twice would be merged into one
         return tuple(torch.zeros_like(p) for p in P)
 
-    def heads():
-        return torch.zeros(cfg.h)
+    def named(kind, values):
+        return dict(zip(INPUTS[kind], values, strict=True))
 
-    def layer_on():
-        return torch.ones(cfg.n_layers)
-
-    def head_mask():
-        return torch.ones(cfg.n_layers, cfg.h)
-    x, _, _ = tasks.sample(cfg.batch, seed=1)  # (32, 16)
-
-    def init(noise, width, seed, heads, identical):
-        return st._init_core(noise.float(), width, seed, heads, identical)
+    def init(*a):
+        k = named("init", a)
+        return st._init_core(**{**k, "noise": k["noise"].float()})
 
     def step(*a):
-        s, steps, warmup, on, x, h, clip = a[3 * n:]
         loss, p, m, v, grads, norm = st._train_step_core(
-            a[:n], a[n:2 * n], a[2 * n:3 * n], s, steps, x, h, warmup, on, clip)
+            a[:n], a[n:2 * n], a[2 * n:3 * n], **named("step", a[3 * n:]))
         return (loss, norm, *p, *m, *v, *grads)
 
     def forward(*a):  # h is head_mask's second axis: no heads input here
-        ids, mask, on = a[n:]
-        logits, attention = st._forward_with(a[:n], ids, mask[0], mask, on)
+        k = named("forward", a[n:])
+        logits, attention = st._forward_with(a[:n], heads=k["head_mask"][0], **k)
         return (logits, *attention)
 
     def evaluate(*a):
-        x, mask, on = a[n:]
-        return st._evaluate_with(a[:n], x, mask[0], mask, on)
+        k = named("evaluate", a[n:])
+        return st._evaluate_with(a[:n], heads=k["head_mask"][0], **k)
 
     def circuits(*a):  # the baseline comes from the build's table (baseline_table)
-        return _readouts_core(a[:n], a[n])
+        return _readouts_core(a[:n], **named("circuits", a[n:]))
+
+    def example(kind):
+        return tuple(_example_inputs(kind, cfg).values())
 
     moments = [f"m_{k}" for k in names] + [f"v_{k}" for k in names]
     layers = [f"attn_{i + 1}" for i in range(cfg.n_layers)]
     return {
-        "init": (init, (st.noise_pool().half(), torch.zeros(cfg.d_model), torch.tensor(0),
-                        heads(), torch.tensor(0.0)),
-                 ["noise", "width", "seed", "heads", "identical"], names),
-        "step": (step, (*P, *zeros(), *zeros(), torch.tensor(0.0), torch.tensor(800.0),
-                        torch.tensor(float(cfg.warmup)), layer_on(), x, heads(),
-                        torch.tensor(st.CLIP)),
-                 [*names, *moments, "s", "steps", "warmup", "layer_on", "x", "heads",
-                  "clip"],
+        "init": (init, example("init"), list(INPUTS["init"]), names),
+        "step": (step, (*P, *zeros(), *zeros(), *example("step")),
+                 [*names, *moments, *INPUTS["step"]],
                  ["loss", "grad_norm", *[f"new_{k}" for k in names + moments],
                   *[f"grad_{k}" for k in names]]),
-        "forward": (forward, (*P, x[:1, :5], head_mask(), layer_on()),
-                    [*names, "ids", "head_mask", "layer_on"],
+        "forward": (forward, (*P, *example("forward")), [*names, *INPUTS["forward"]],
                     ["logits", *layers]),
-        "evaluate": (evaluate, (*P, x, head_mask(), layer_on()),
-                     [*names, "x", "head_mask", "layer_on"],
+        "evaluate": (evaluate, (*P, *example("evaluate")), [*names, *INPUTS["evaluate"]],
                      ["accuracy", "stats", "role", "named"]),
-        "circuits": (circuits, (*P, heads()), [*names, "heads"], list(GRAPH_READOUTS)),
+        "circuits": (circuits, (*P, *example("circuits")), [*names, *INPUTS["circuits"]],
+                     list(GRAPH_READOUTS)),
         **{k: web_patch.graph(names, zeros(), cfg.h, k) for k in web_patch.GRAPHS},
     }
 
@@ -408,21 +393,17 @@ def _decomposed_already():
 
 def _dynamic_shapes(kind: str, args, cfg: TinyConfig = EXAMPLE):
     """Which axes of each input are sizes of the graph: ``d_model`` (every
-    weight axis of that length), ``h``, and the sequences' ``L`` or ``N``."""
-    D = torch.export.Dim("d_model", min=2, max=D_MODEL_MAX)
-    H = torch.export.Dim("h", min=1, max=H_MAX)
-    L = torch.export.Dim("L", min=1, max=cfg.max_len)
-    N = torch.export.Dim("N", min=1, max=4096)
-    special = {"heads": {0: H}, "head_mask": {1: H}, "layer_on": None, "x": None,
-               "noise": None, "seed": None, "identical": None, "width": {0: D},
-               "s": None, "steps": None, "warmup": None, "clip": None,
-               "ids": {1: L}, **dict.fromkeys(web_patch.INPUTS[:5], {0: N})}
-    if kind == "evaluate":
-        special["x"] = {0: N}  # any number of held-out sequences; step's is (32, 16)
-    _, _, inputs, _ = graph_functions(cfg)[kind]
-    return [special[name] if name in special else
-            ({i: D for i, s in enumerate(t.shape) if s == cfg.d_model} or None)
-            for name, t in zip(inputs, args, strict=True)]
+    weight axis of that length), and the named inputs' symbolic axes
+    (``web_inputs.INPUTS``: ``h``, ``d_model``, ``L``, ``N``)."""
+    dims = {"d_model": torch.export.Dim("d_model", min=2, max=D_MODEL_MAX),
+            "h": torch.export.Dim("h", min=1, max=H_MAX),
+            "L": torch.export.Dim("L", min=1, max=cfg.max_len),
+            "N": torch.export.Dim("N", min=1, max=4096)}
+    named = [({i: dims[s] for i, s in enumerate(shape) if s in dims} or None)
+             for shape, *_ in INPUTS[kind].values()]
+    weights = [({i: dims["d_model"] for i, s in enumerate(t.shape) if s == cfg.d_model}
+                or None) for t in args[:len(args) - len(named)]]
+    return weights + named
 
 
 def export(kind: str, path, cfg: TinyConfig = EXAMPLE) -> Path:
@@ -521,11 +502,11 @@ def graph_io(kind: str) -> dict:
     and AdamW's moments (``params[].input``, ``m_``/``v_``, ``new_``,
     ``grad_`` of those names): what the page feeds and reads besides them."""
     kind = check_kind(kind)
-    _, _, inputs, outputs = graph_functions()[kind]
+    _, _, _, outputs = graph_functions()[kind]
     weights = {p.replace(".", "_") for p in st.param_names()}
     derived = weights | {f"{a}_{w}" for a in ("m", "v") for w in weights}
     derived |= {f"{a}_{w}" for a in ("new", "grad") for w in derived}
-    return {"inputs": [i for i in inputs if i not in derived],
+    return {"inputs": list(INPUTS[kind]),
             "outputs": [o for o in outputs if o not in derived]}
 
 

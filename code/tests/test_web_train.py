@@ -15,7 +15,7 @@ import numpy as np
 import pytest
 import torch
 
-from mhacourse import explorer, tasks, web_export, web_train
+from mhacourse import explorer, tasks, web_export, web_inputs, web_train
 from mhacourse import tiny_model as tm
 from mhacourse.tiny_model import step as st
 
@@ -48,19 +48,66 @@ def graphs(tmp_path_factory):
 
 def run(session, *arrays, outputs=None, **named):
     """The graph on ``arrays`` (its first inputs, in order) and ``named``
-    inputs; the knobs left out are off: warm-up on, every layer and head on,
-    no identical start."""
+    inputs; an input left out is web_inputs.INPUTS' example: the knobs'
+    defaults (warm-up on, every layer and head on, no identical start,
+    clipping on)."""
     names = [i.name for i in session.get_inputs()]
     heads = named.pop("heads", None)  # forward and evaluate read h from head_mask
     if heads is None and len(arrays) > N + 1 and "head_mask" in names:
         heads, arrays = arrays[N + 1], arrays[:N + 1] + arrays[N + 2:]
     feed = dict(zip(names, arrays), **named)
     h = len(heads) if heads is not None else 1
-    off = {"warmup": scalar(100), "layer_on": np.ones(2, np.float32),
-           "head_mask": np.ones((2, h), np.float32), "identical": scalar(0),
-           "clip": scalar(1.0), "heads": heads}
+    kind = next(k for k, inputs in web_inputs.INPUTS.items()
+                if names[len(names) - len(inputs):] == list(inputs))
+    off = {**{k: v.numpy() for k, v in web_inputs._example_inputs(
+        kind, tm.TinyConfig(h=h, d_k=2)).items()}, "heads": heads}
     feed = {n: np.asarray(feed[n] if n in feed else off[n]) for n in names}
     return session.run(outputs, feed)
+
+
+ONNX_TYPES = {"float32": "tensor(float)", "float16": "tensor(float16)",
+              "int64": "tensor(int64)"}
+
+
+def test_the_graphs_inputs_are_the_declared_ones(graphs):
+    """Every exported graph takes the weights (the step also AdamW's
+    moments), then web_inputs.INPUTS' named inputs in order, each of its
+    declared shape (h, d_model, L and N symbolic; P the pool's length) and
+    type; the docstring's table is made from the same declaration."""
+    pool = st.noise_pool().numel()
+    for kind, session in graphs.items():
+        declared = web_inputs.INPUTS[kind]
+        inputs = session.get_inputs()
+        assert len(inputs) - len(declared) == (3 * N if kind == "step" else
+                                               0 if kind == "init" else N), kind
+        got = [(i.name, i.shape, i.type) for i in inputs[len(inputs) - len(declared):]]
+        assert got == [(name, [pool if s == "P" else s for s in shape], ONNX_TYPES[dtype])
+                       for name, (shape, dtype, *_) in declared.items()], kind
+    assert web_inputs.inputs_table() in web_train.__doc__
+    for kind, inputs in web_inputs.INPUTS.items():
+        for name, (shape, dtype, _, meaning) in inputs.items():
+            assert f"``{kind}``" in web_train.__doc__ and meaning in web_train.__doc__
+
+
+def test_the_examples_are_the_declared_shapes():
+    """What a graph is traced with (web_inputs._example_inputs, and the Patch
+    graphs' pairs) has the declared shapes at the example's sizes, and the
+    export's dynamic axes are exactly the declared symbolic ones."""
+    cfg = web_train.EXAMPLE
+    for kind, (_, args, names, _) in web_train.graph_functions().items():
+        declared = web_inputs.INPUTS[kind]
+        assert names[len(names) - len(declared):] == list(declared), kind
+        named = args[len(args) - len(declared):]
+        sizes = {"P": st.noise_pool().numel(), "d_model": cfg.d_model, "h": cfg.h}
+        for t, (name, (shape, dtype, *_)) in zip(named, declared.items(), strict=True):
+            assert t.dtype == getattr(torch, dtype), (kind, name)
+            assert len(t.shape) == len(shape) and all(
+                s not in sizes and not isinstance(s, int) or n == sizes.get(s, s)
+                for n, s in zip(t.shape, shape)), (kind, name, tuple(t.shape), shape)
+        dynamic = web_train._dynamic_shapes(kind, args)[len(args) - len(declared):]
+        for d, (name, (shape, *_)) in zip(dynamic, declared.items(), strict=True):
+            want = {i: s for i, s in enumerate(shape) if isinstance(s, str) and s != "P"}
+            assert {i: dim.__name__ for i, dim in (d or {}).items()} == want, (kind, name)
 
 
 def numpy(ts):
