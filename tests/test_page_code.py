@@ -1,15 +1,15 @@
 """The page's JavaScript is read as the package is (issue "The page's code as
 readable as the package"), every file of the site's (assets/site: the
 explorer, its lab, the class page, the book theme's helpers): each is an ES
-module that imports what it uses (but the few classic scripts, named
-here); no file defines a global but the page's one entry point (page.js:
-window.mha) or reads the build's data but data.js; no file is over 300
-lines; no import circle, and the folders' imports go one way (class/ may
-import explorer/, never the reverse); onnxruntime is set up in one file.
-And the knobs and read-outs are written once (mhacourse.web_train.KNOBS and
-READOUTS): the manifest carries them, the schema checks them, the page
-builds its controls and drawings from them, and no page file spells one
-out. No build needed."""
+module that imports what it uses (but the few classic scripts, named here);
+no file defines a global but the page's one entry point (page.js:
+window.mha) or reads the build's data but data.js; no file is over 500 lines
+as Prettier formats them (`make lint`); no import circle, and the folders'
+imports go one way (class/ may import explorer/, never the reverse);
+onnxruntime is set up in one file. And the knobs and read-outs are written
+once (mhacourse.web_train.KNOBS and READOUTS): the manifest carries them,
+the schema checks them, the page builds its controls and drawings from them,
+and no page file spells one out. No build needed."""
 from __future__ import annotations
 
 import json
@@ -78,7 +78,8 @@ def test_every_file_is_a_module_that_imports_what_it_uses():
         text = (ROOT / "chapters" / page).read_text()
         tags = re.findall(r'<script([^>]*)src="\.\./_static/(explorer/[\w.-]+)"', text)
         assert sorted(tags) == sorted([(' type="module" ', ENTRY), (" ", FALLBACK)]), (page, tags)
-    loaded = re.findall(r'from "\.\./_static/([\w./-]+)"', (ROOT / "chapters" / "class.md").read_text())
+    class_md = (ROOT / "chapters" / "class.md").read_text()
+    loaded = re.findall(r'from "\.\./_static/([\w./-]+)"', class_md)
     assert sorted(loaded) == sorted(CLASS_PAGE), loaded
 
 
@@ -95,8 +96,15 @@ def test_one_global_the_entry_and_no_hand_written_loader():
         assert "createElement(\"script\")" not in text, f"{f}: a hand-written script loader"
 
 
-def test_no_file_over_300_lines():
-    long = {f: t.count("\n") + 1 for f, t in JS.items() if t.count("\n") + 1 > 300}
+#: The most lines a file of the site may have, formatted by Prettier (one
+#: statement a line, lines of at most 100 characters). Before the formatter
+#: the limit was 300 dense lines; formatting the same code took 81 % more
+#: lines (4,168 -> 7,541 over the 32 files first formatted).
+MAX_LINES = 500
+
+
+def test_no_file_over_500_lines():
+    long = {f: t.count("\n") + 1 for f, t in JS.items() if t.count("\n") + 1 > MAX_LINES}
     assert long == {}, long
 
 

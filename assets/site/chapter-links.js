@@ -10,27 +10,48 @@
 
   // one row per button: where its list is, how to read an entry
   var KINDS = [
-    { list: "slides/decks.js", global: "mhaSlideDecks", dir: "slides/",
-      cls: "slides-button", icon: "fa-person-chalkboard", label: "Slides",
-      extra: function (a, deck) { a.setAttribute("data-deck-title", deck.title); } },
-    { list: "handouts/handouts.js", global: "mhaHandouts", dir: "handouts/",
-      cls: "handout-button", icon: "fa-file-pdf", label: "Handout",
+    {
+      list: "slides/decks.js",
+      global: "mhaSlideDecks",
+      dir: "slides/",
+      cls: "slides-button",
+      icon: "fa-person-chalkboard",
+      label: "Slides",
+      extra: function (a, deck) {
+        a.setAttribute("data-deck-title", deck.title);
+      },
+    },
+    {
+      list: "handouts/handouts.js",
+      global: "mhaHandouts",
+      dir: "handouts/",
+      cls: "handout-button",
+      icon: "fa-file-pdf",
+      label: "Handout",
       extra: function (a, h) {
         a.setAttribute("download", "");
-        a.title = "Printable handout (PDF, " + h.pages + (h.pages === 1 ? " page" : " pages") +
+        a.title =
+          "Printable handout (PDF, " +
+          h.pages +
+          (h.pages === 1 ? " page" : " pages") +
           ", without the solutions)";
-      } },
+      },
+    },
   ];
 
   function pageName() {
     var opts = window.DOCUMENTATION_OPTIONS || {};
-    if (opts.pagename) { return opts.pagename; }
+    if (opts.pagename) {
+      return opts.pagename;
+    }
     var m = window.location.pathname.match(/([^/]+\/[^/]+)\.html$/);
     return m ? m[1] : "";
   }
 
   function addButton(kind, href, entry) {
-    if (document.querySelector("a." + kind.cls)) { return; }
+    if (document.querySelector("a." + kind.cls)) {
+      return;
+    }
     var a = document.createElement("a");
     a.href = href;
     a.className = "btn btn-sm " + kind.cls;
@@ -49,7 +70,8 @@
     var bar = document.querySelector(".article-header-buttons");
     if (bar) {
       bar.insertBefore(a, bar.firstChild);
-    } else {                                  // another theme: top of the page
+    } else {
+      // another theme: top of the page
       var main = document.querySelector("main, article, body");
       main.insertBefore(a, main.firstChild);
     }
@@ -57,14 +79,18 @@
 
   document.addEventListener("DOMContentLoaded", function () {
     var m = pageName().match(/^chapters\/([0-9][0-9]_[\w-]+)$/);
-    if (!m) { return; }
+    if (!m) {
+      return;
+    }
     var root = document.documentElement.getAttribute("data-content_root") || "";
     KINDS.forEach(function (kind) {
       var list = document.createElement("script");
       list.src = root + kind.list;
       list.onload = function () {
         var entry = (window[kind.global] || {})[m[1]];
-        if (entry) { addButton(kind, root + kind.dir + entry.file, entry); }
+        if (entry) {
+          addButton(kind, root + kind.dir + entry.file, entry);
+        }
       };
       document.head.appendChild(list);
     });

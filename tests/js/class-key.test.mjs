@@ -16,10 +16,27 @@ const layers = KNOBS.find((k) => k.name === "layers");
 function run(student, h, d_k, seed, phase, predicted, shown, off = null, knobs = {}) {
   const settings = Object.assign({ h, d_k, d_model: h * d_k, seed, steps: 800 }, DEFAULTS, knobs);
   const l1 = Array.from({ length: h }, (_, i) => "L1H" + (i + 1));
-  return { file: student + ".json", mismatch: [], report: { student, settings, step: 800, phase_step: phase,
-    predictions: [{ id: "phase_step", prediction: predicted, answer: shown, value: phase, grade: predicted === shown ? "right" : "wrong" }],
-    roles: { steps: [800], heads: [[Array(h).fill("previous"), Array(h).fill("induction")]] },
-    ablations: off === null ? [] : [{ step: 800, off: l1, accuracy: [0.4, 0.3, off] }] } };
+  return {
+    file: student + ".json",
+    mismatch: [],
+    report: {
+      student,
+      settings,
+      step: 800,
+      phase_step: phase,
+      predictions: [
+        {
+          id: "phase_step",
+          prediction: predicted,
+          answer: shown,
+          value: phase,
+          grade: predicted === shown ? "right" : "wrong",
+        },
+      ],
+      roles: { steps: [800], heads: [[Array(h).fill("previous"), Array(h).fill("induction")]] },
+      ablations: off === null ? [] : [{ step: 800, off: l1, accuracy: [0.4, 0.3, off] }],
+    },
+  };
 }
 
 const CLASS = [
@@ -33,7 +50,15 @@ const CLASS = [
 
 test("copies of one run are one run; groups are every setting but the seed", () => {
   const d = distinctRuns(CLASS, KNOBS);
-  assert.deepEqual(d.map((x) => [x.students.join("="), x.reports]), [["Ana=Ben=Cy", 3], ["Di", 1], ["Ed", 1], ["Flo", 1]]);
+  assert.deepEqual(
+    d.map((x) => [x.students.join("="), x.reports]),
+    [
+      ["Ana=Ben=Cy", 3],
+      ["Di", 1],
+      ["Ed", 1],
+      ["Flo", 1],
+    ],
+  );
   assert.equal(settingsOf(CLASS[0].report, KNOBS), "4 × 16, 800 steps");
   assert.match(settingsOf(CLASS[5].report, KNOBS), /^4 × 16, layers \d, 800 steps$/);
   const s = classStats(CLASS, KNOBS);
@@ -41,7 +66,10 @@ test("copies of one run are one run; groups are every setting but the seed", () 
   assert.equal(s.reports, 6);
   assert.equal(s.left, 3);
   const g = s.groups[0];
-  assert.deepEqual([g.setting, g.n, g.reports, g.seeds, g.left, g.lo, g.hi, g.never], ["4 × 16, 800 steps", 3, 5, [0, 1, 2], 2, 300, 500, 1]);
+  assert.deepEqual(
+    [g.setting, g.n, g.reports, g.seeds, g.left, g.lo, g.hi, g.never],
+    ["4 × 16, 800 steps", 3, 5, [0, 1, 2], 2, 300, 500, 1],
+  );
   assert.deepEqual(g.layer1Off, { n: 2, median: 0.25 }); // Ana's run once, Di's
   assert.deepEqual(s.groups[1].seeds, [3]); // the one-layer run is not in the seed spread
   // Q2 over default-knob whole runs of d_model 64 only
@@ -55,29 +83,40 @@ test("the class's predictions are judged against the best constant answer", () =
   assert.deepEqual(s.constant, { band: "200_399", right: 3 });
 });
 
-test("each student's link is her row's, with her number as its seed and no teacher's answers", () => {
-  const pages = ["https://school.test/chapters/explorer.html"];
-  const row = "https://school.test/chapters/explorer.html?v=1&h=4&dk=16&seed=0&steps=800&predict=phase_step:200_399&off=1.1#explorer-train";
-  const got = classLinks(row, "Ana\n\n Ben  Lee \n7", 5, pages);
-  assert.deepEqual(got.links.map((x) => [x.name, x.seed]), [["Ana", 5], ["Ben Lee", 6], ["Student 7", 7]]);
-  got.links.forEach((x) => {
-    const u = new URL(x.href);
-    assert.equal(u.searchParams.get("seed"), String(x.seed));
-    assert.equal(u.searchParams.get("predict"), null);
-    assert.equal(u.searchParams.get("off"), null);
-    assert.equal(u.searchParams.get("h"), "4");
-    assert.equal(u.hash, "#explorer-train");
-  });
-  for (const [link, names, first, words] of [
-    ["https://elsewhere.test/chapters/explorer.html?h=4", "Ana", 1, /another site/],
-    [row, "", 1, /No name/],
-    [row, "Ana\nana", 1, /written twice/],
-    [row, "Ana\nBen", 999, /from 0 to 998/],
-    [row, "Ana", "x", /whole number/],
-  ]) {
-    const bad = classLinks(link, names, first, pages);
-    assert.equal(bad.links, undefined);
-    assert.match(bad.problem, words);
-    assert.ok(!bad.problem.includes("\n"));
-  }
-});
+test(
+  "each student's link is her row's, with her number as its seed and no teacher's " + "answers",
+  () => {
+    const pages = ["https://school.test/chapters/explorer.html"];
+    const row =
+      "https://school.test/chapters/explorer.html?v=1&h=4&dk=16&seed=0&steps=800&predict=phase_step:200_399&off=1.1#explorer-train";
+    const got = classLinks(row, "Ana\n\n Ben  Lee \n7", 5, pages);
+    assert.deepEqual(
+      got.links.map((x) => [x.name, x.seed]),
+      [
+        ["Ana", 5],
+        ["Ben Lee", 6],
+        ["Student 7", 7],
+      ],
+    );
+    got.links.forEach((x) => {
+      const u = new URL(x.href);
+      assert.equal(u.searchParams.get("seed"), String(x.seed));
+      assert.equal(u.searchParams.get("predict"), null);
+      assert.equal(u.searchParams.get("off"), null);
+      assert.equal(u.searchParams.get("h"), "4");
+      assert.equal(u.hash, "#explorer-train");
+    });
+    for (const [link, names, first, words] of [
+      ["https://elsewhere.test/chapters/explorer.html?h=4", "Ana", 1, /another site/],
+      [row, "", 1, /No name/],
+      [row, "Ana\nana", 1, /written twice/],
+      [row, "Ana\nBen", 999, /from 0 to 998/],
+      [row, "Ana", "x", /whole number/],
+    ]) {
+      const bad = classLinks(link, names, first, pages);
+      assert.equal(bad.links, undefined);
+      assert.match(bad.problem, words);
+      assert.ok(!bad.problem.includes("\n"));
+    }
+  },
+);

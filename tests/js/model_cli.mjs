@@ -10,11 +10,13 @@ const [cmd, specPath, a, b, c] = process.argv.slice(2);
 const spec = JSON.parse(readFileSync(specPath, "utf8"));
 if (cmd === "write") {
   const run = JSON.parse(readFileSync(b, "utf8"));
-  const raw = readFileSync(a), all = new Float32Array(raw.buffer.slice(raw.byteOffset, raw.byteOffset + raw.byteLength));
+  const raw = readFileSync(a),
+    all = new Float32Array(raw.buffer.slice(raw.byteOffset, raw.byteOffset + raw.byteLength));
   const d = run.h * run.d_k;
   let at = 0;
   run.params = spec.params.map((p) => {
-    const dims = p.dims.map((ab) => ab[0] * d + ab[1]), n = dims.reduce((x, y) => x * y, 1);
+    const dims = p.dims.map((ab) => ab[0] * d + ab[1]),
+      n = dims.reduce((x, y) => x * y, 1);
     const t = { data: all.slice(at, at + n), dims: dims };
     at += n;
     return t;
@@ -22,7 +24,11 @@ if (cmd === "write") {
   writeFileSync(c, await writeModelFile(run, spec));
 } else {
   const m = await readModelFile(new Uint8Array(readFileSync(a)), spec);
-  const parts = (m.params || []).map((p) => Buffer.from(p.data.buffer, p.data.byteOffset, p.data.byteLength));
+  const parts = (m.params || []).map((p) =>
+    Buffer.from(p.data.buffer, p.data.byteOffset, p.data.byteLength),
+  );
   writeFileSync(b, Buffer.concat(parts));
-  process.stdout.write(JSON.stringify({ config: m.config, extra: m.extra, layers: m.layers, init: m.init }));
+  process.stdout.write(
+    JSON.stringify({ config: m.config, extra: m.extra, layers: m.layers, init: m.init }),
+  );
 }

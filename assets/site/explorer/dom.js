@@ -4,10 +4,22 @@
 export function el(tag, attrs, children) {
   const e = document.createElement(tag);
   Object.keys(attrs || {}).forEach((k) => {
-    if (k === "text") { e.textContent = attrs[k]; } else if (k === "class") { e.className = attrs[k]; } else { e.setAttribute(k, attrs[k]); }
+    if (k === "text") {
+      e.textContent = attrs[k];
+    } else if (k === "class") {
+      e.className = attrs[k];
+    } else {
+      e.setAttribute(k, attrs[k]);
+    }
   });
-  (children || []).forEach((c) => { if (c) { e.appendChild(typeof c === "string" ? document.createTextNode(c) : c); } });
+  (children || []).forEach((c) => {
+    if (c) {
+      e.appendChild(typeof c === "string" ? document.createTextNode(c) : c);
+    }
+  });
   return e;
 }
 
-export function pct(a) { return (100 * a).toFixed(1) + "%"; }
+export function pct(a) {
+  return (100 * a).toFixed(1) + "%";
+}

@@ -23,7 +23,9 @@ var sessions = {};
 
 function fetchJSON(url) {
   return fetch(url).then(function (r) {
-    if (!r.ok) { throw new Error("could not load " + url + " (HTTP " + r.status + ")"); }
+    if (!r.ok) {
+      throw new Error("could not load " + url + " (HTTP " + r.status + ")");
+    }
     return r.json();
   });
 }
@@ -32,12 +34,16 @@ function fetchJSON(url) {
 // Rejects with a one-line reason when the browser cannot run it.
 var started = null;
 function start() {
-  if (started) { return started; }
+  if (started) {
+    return started;
+  }
   started = (async function () {
     if (location.protocol === "file:") {
-      throw new Error("the live engine needs the site served over http(s) " +
-        "(browsers block WebAssembly modules on file:// pages); run " +
-        "`python -m http.server -d _build/html` and open it there");
+      throw new Error(
+        "the live engine needs the site served over http(s) " +
+          "(browsers block WebAssembly modules on file:// pages); run " +
+          "`python -m http.server -d _build/html` and open it there",
+      );
     }
     if (typeof WebAssembly !== "object" || typeof WebAssembly.instantiate !== "function") {
       throw new Error("this browser has no WebAssembly, which the live engine needs");
@@ -45,13 +51,17 @@ function start() {
     await loadOrt();
     Tokenizer = (await import(STATIC + "tokenizers/tokenizers.min.mjs")).Tokenizer;
     var t = manifest.tiny_tokenizer;
-    var spec = await Promise.all([fetchJSON(DATA + "tokenizers/" + t.file),
-      fetchJSON(DATA + "tokenizers/" + t.config)]);
+    var spec = await Promise.all([
+      fetchJSON(DATA + "tokenizers/" + t.file),
+      fetchJSON(DATA + "tokenizers/" + t.config),
+    ]);
     tokenizers.tiny = new Tokenizer(spec[0], spec[1]);
     await session("train/" + manifest.train.graphs.forward.file); // every tiny model runs it
     return true;
   })();
-  started.catch(function () { started = null; }); // a file back in place: the next call tries again
+  started.catch(function () {
+    started = null;
+  }); // a file back in place: the next call tries again
   return started;
 }
 
@@ -59,7 +69,9 @@ function start() {
 function session(file) {
   if (!sessions[file]) {
     sessions[file] = sessionFrom(DATA + file, file.split("/").pop());
-    sessions[file].catch(function () { delete sessions[file]; });
+    sessions[file].catch(function () {
+      delete sessions[file];
+    });
   }
   return sessions[file];
 }
@@ -74,7 +86,9 @@ function tokenizeTiny(text) {
   var keep = Math.min(n, t.max_len);
   var ids = Array.from(enc.ids.slice(0, keep), Number);
   var tokens = enc.tokens.slice(0, keep);
-  var unk = tokens.filter(function (x) { return x === t.unk; }).length;
+  var unk = tokens.filter(function (x) {
+    return x === t.unk;
+  }).length;
   return { ids: ids, tokens: tokens, total: n, kept: keep, unk: unk };
 }
 
@@ -82,10 +96,16 @@ function tokenizeTiny(text) {
 // none that its word list knows (a right-to-left script, emoji, ...). The
 // explorer and the trainer both refuse with this line.
 function tinyRefusal(tok) {
-  if (tok.kept === 0) { return "Type a sentence: no words were found in the text."; }
+  if (tok.kept === 0) {
+    return "Type a sentence: no words were found in the text.";
+  }
   if (tok.unk === tok.kept) {
-    return "None of these words is in the tiny models' vocabulary (" + tok.kept +
-      " tokens, all [UNK]): they know only the English word list of their task; try an example sentence.";
+    return (
+      "None of these words is in the tiny models' vocabulary (" +
+      tok.kept +
+      " tokens, all [UNK]): they know only the English word list of their task; try an example " +
+      "sentence."
+    );
   }
   return null;
 }
@@ -107,14 +127,22 @@ async function forwardWith(params, h, ids, opts) {
   var mask = (opts && opts.mask) || new Float32Array(T.n_layers * h).fill(1);
   feeds.head_mask = float32(mask, [T.n_layers, h]);
   knobFeeds((opts && opts.feeds) || feedsOf({}), feeds);
-  T.params.forEach(function (p, i) { feeds[p.input] = float32(params[i].data, params[i].dims); });
+  T.params.forEach(function (p, i) {
+    feeds[p.input] = float32(params[i].data, params[i].dims);
+  });
   var names = [];
-  for (var l = 1; l <= T.n_layers; l++) { names.push("attn_" + l); }
+  for (var l = 1; l <= T.n_layers; l++) {
+    names.push("attn_" + l);
+  }
   feeds = only(s, feeds); // the graph reads h from head_mask
-  var run = queue.then(function () { return s.run(feeds, names); });
+  var run = queue.then(function () {
+    return s.run(feeds, names);
+  });
   queue = run.catch(function () {});
   var r = await run;
-  return names.map(function (n) { return r[n].data; });
+  return names.map(function (n) {
+    return r[n].data;
+  });
 }
 
 // A tiny model's weights file, cut into tensors by the shapes the manifest
@@ -122,24 +150,38 @@ async function forwardWith(params, h, ids, opts) {
 var weights = {};
 function tinyWeights(entry) {
   if (!weights[entry.file]) {
-    weights[entry.file] = fetch(DATA + "models/" + entry.file).then(function (r) {
-      if (!r.ok) { throw new Error("could not load " + entry.file + " (HTTP " + r.status + ")"); }
-      return r.arrayBuffer();
-    }).then(function (buf) {
-      var all = new Float32Array(buf), at = 0, d = entry.d_model;
-      var params = manifest.train.params.map(function (p) {
-        var dims = p.dims.map(function (ab) { return ab[0] * d + ab[1]; });
-        var n = dims.reduce(function (a, b) { return a * b; }, 1);
-        var t = { data: all.subarray(at, at + n), dims: dims };
-        at += n;
-        return t;
+    weights[entry.file] = fetch(DATA + "models/" + entry.file)
+      .then(function (r) {
+        if (!r.ok) {
+          throw new Error("could not load " + entry.file + " (HTTP " + r.status + ")");
+        }
+        return r.arrayBuffer();
+      })
+      .then(function (buf) {
+        var all = new Float32Array(buf),
+          at = 0,
+          d = entry.d_model;
+        var params = manifest.train.params.map(function (p) {
+          var dims = p.dims.map(function (ab) {
+            return ab[0] * d + ab[1];
+          });
+          var n = dims.reduce(function (a, b) {
+            return a * b;
+          }, 1);
+          var t = { data: all.subarray(at, at + n), dims: dims };
+          at += n;
+          return t;
+        });
+        if (at !== all.length) {
+          throw new Error(
+            entry.file + " holds " + all.length + " numbers; d_model " + d + " needs " + at,
+          );
+        }
+        return params;
       });
-      if (at !== all.length) {
-        throw new Error(entry.file + " holds " + all.length + " numbers; d_model " + d + " needs " + at);
-      }
-      return params;
+    weights[entry.file].catch(function () {
+      delete weights[entry.file];
     });
-    weights[entry.file].catch(function () { delete weights[entry.file]; });
   }
   return weights[entry.file];
 }
@@ -149,48 +191,79 @@ function tinyWeights(entry) {
 async function tinyText(params, h, text, opts) {
   await start();
   var tok = tokenizeTiny(text);
-  var out = { tokens: tok.tokens, ids: tok.ids, total: tok.total, kept: tok.kept,
-    unk: tok.unk, h: h, attn: [] };
-  if (tok.kept > 0) { out.attn = await forwardWith(params, h, tok.ids, opts); }
+  var out = {
+    tokens: tok.tokens,
+    ids: tok.ids,
+    total: tok.total,
+    kept: tok.kept,
+    unk: tok.unk,
+    h: h,
+    attn: [],
+  };
+  if (tok.kept > 0) {
+    out.attn = await forwardWith(params, h, tok.ids, opts);
+  }
   return out;
 }
 
 // One run of a tiny model of the manifest.
 async function tiny(name, text) {
   await start();
-  var entry = (manifest.tiny || []).find(function (m) { return m.name === name; });
-  if (!entry) { throw new Error("no tiny model named " + name); }
+  var entry = (manifest.tiny || []).find(function (m) {
+    return m.name === name;
+  });
+  if (!entry) {
+    throw new Error("no tiny model named " + name);
+  }
   return tinyText(await tinyWeights(entry), entry.h, text);
 }
 
 // MiniLM: loaded only when the reader asks (its size is in the manifest).
 var minilmLoading = null;
 function loadMiniLM(onProgress) {
-  if (minilmLoading) { return minilmLoading; }
+  if (minilmLoading) {
+    return minilmLoading;
+  }
   var m = manifest.minilm;
   minilmLoading = (async function () {
     await start();
-    var spec = await Promise.all([fetchJSON(DATA + "tokenizers/" + m.tokenizer),
-      fetchJSON(DATA + "tokenizers/" + m.config)]);
+    var spec = await Promise.all([
+      fetchJSON(DATA + "tokenizers/" + m.tokenizer),
+      fetchJSON(DATA + "tokenizers/" + m.config),
+    ]);
     tokenizers.minilm = new Tokenizer(spec[0], spec[1]);
     var resp = await fetch(DATA + "models/" + m.file);
-    if (!resp.ok) { throw new Error("could not load MiniLM (HTTP " + resp.status + ")"); }
-    var total = m.bytes, got = 0, parts = [];
+    if (!resp.ok) {
+      throw new Error("could not load MiniLM (HTTP " + resp.status + ")");
+    }
+    var total = m.bytes,
+      got = 0,
+      parts = [];
     var reader = resp.body.getReader();
     for (;;) {
       var chunk = await reader.read();
-      if (chunk.done) { break; }
+      if (chunk.done) {
+        break;
+      }
       parts.push(chunk.value);
       got += chunk.value.length;
-      if (onProgress) { onProgress(got, total); }
+      if (onProgress) {
+        onProgress(got, total);
+      }
     }
-    var bytes = new Uint8Array(got), at = 0;
-    parts.forEach(function (p) { bytes.set(p, at); at += p.length; });
+    var bytes = new Uint8Array(got),
+      at = 0;
+    parts.forEach(function (p) {
+      bytes.set(p, at);
+      at += p.length;
+    });
     sessions["models/" + m.file] = createSession(bytes, m.file);
     await sessions["models/" + m.file];
     return true;
   })();
-  minilmLoading.catch(function () { minilmLoading = null; });
+  minilmLoading.catch(function () {
+    minilmLoading = null;
+  });
   return minilmLoading;
 }
 
@@ -200,7 +273,8 @@ function loadMiniLM(onProgress) {
 function tokenizeMiniLM(text) {
   var m = manifest.minilm;
   var enc = tokenizers.minilm.encode(text);
-  var ids = Array.from(enc.ids, Number), tokens = enc.tokens.slice();
+  var ids = Array.from(enc.ids, Number),
+    tokens = enc.tokens.slice();
   var total = ids.length;
   if (total > m.max_len) {
     var sep = ids[ids.length - 1];
@@ -216,22 +290,50 @@ async function minilm(text, headMask) {
   await loadMiniLM();
   var m = manifest.minilm;
   var tok = tokenizeMiniLM(text);
-  var out = { tokens: tok.tokens, ids: tok.ids, total: tok.total, kept: tok.kept,
-    h: m.h, attn: [], embedding: null };
-  if (tok.kept <= 2) { return out; }
+  var out = {
+    tokens: tok.tokens,
+    ids: tok.ids,
+    total: tok.total,
+    kept: tok.kept,
+    h: m.h,
+    attn: [],
+    embedding: null,
+  };
+  if (tok.kept <= 2) {
+    return out;
+  }
   var mask = headMask || new Float32Array(m.layers * m.h).fill(1);
   var s = await sessions["models/" + m.file];
-  var r = await s.run({ input_ids: int64(tok.ids, [1, tok.ids.length]),
-    head_mask: float32(mask, [m.layers, m.h]) });
-  for (var l = 1; l <= m.layers; l++) { out.attn.push(r["attn_" + l].data); }
+  var r = await s.run({
+    input_ids: int64(tok.ids, [1, tok.ids.length]),
+    head_mask: float32(mask, [m.layers, m.h]),
+  });
+  for (var l = 1; l <= m.layers; l++) {
+    out.attn.push(r["attn_" + l].data);
+  }
   out.embedding = r.embedding.data;
   return out;
 }
 
 export const engine = {
-  start: start, tiny: tiny, tinyRefusal: tinyRefusal, tinyText: tinyText, forwardWith: forwardWith,
-  minilm: minilm, loadMiniLM: loadMiniLM,
-  tokenizeTiny: function (t) { return start().then(function () { return tokenizeTiny(t); }); },
-  tokenizeMiniLM: function (t) { return loadMiniLM().then(function () { return tokenizeMiniLM(t); }); },
-  minilmLoaded: function () { return !!tokenizers.minilm; },
+  start: start,
+  tiny: tiny,
+  tinyRefusal: tinyRefusal,
+  tinyText: tinyText,
+  forwardWith: forwardWith,
+  minilm: minilm,
+  loadMiniLM: loadMiniLM,
+  tokenizeTiny: function (t) {
+    return start().then(function () {
+      return tokenizeTiny(t);
+    });
+  },
+  tokenizeMiniLM: function (t) {
+    return loadMiniLM().then(function () {
+      return tokenizeMiniLM(t);
+    });
+  },
+  minilmLoaded: function () {
+    return !!tokenizers.minilm;
+  },
 };

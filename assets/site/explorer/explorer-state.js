@@ -15,17 +15,23 @@ import { MAN, PRE } from "./data.js";
 export class Notice extends Error {}
 
 function decode(b64, h, L) {
-  var bin = atob(b64), n = bin.length / 2, out = new Float32Array(n);
+  var bin = atob(b64),
+    n = bin.length / 2,
+    out = new Float32Array(n);
   for (var i = 0; i < n; i++) {
     out[i] = (bin.charCodeAt(2 * i) | (bin.charCodeAt(2 * i + 1) << 8)) / 65535;
   }
-  if (n !== h * L * L) { throw new Error("precomputed view has the wrong size"); }
+  if (n !== h * L * L) {
+    throw new Error("precomputed view has the wrong size");
+  }
   return out;
 }
 
 function headTitles(h) {
   var t = [];
-  for (var i = 0; i < h; i++) { t.push("Head " + (i + 1)); }
+  for (var i = 0; i < h; i++) {
+    t.push("Head " + (i + 1));
+  }
   return t;
 }
 
@@ -45,18 +51,42 @@ export class ExplorerState {
   }
 
   // ------------------------------------------------------------ reads
-  get source() { return this.#s.source; }
-  get mode() { return this.#s.mode; }
-  get h() { return this.#s.h; }
-  get dk() { return this.#s.dk; }
-  get layer() { return this.#s.layer; }
-  get text() { return this.#s.text; }
-  get head() { return this.#s.head; }
-  get cursor() { return { q: this.#cursor.q, k: this.#cursor.k }; }
-  get view() { return this.#view; }
-  get engine() { return this.#engine; }
-  get minilm() { return this.#minilm; }
-  isOff(k) { return !!this.#s.off[k]; }
+  get source() {
+    return this.#s.source;
+  }
+  get mode() {
+    return this.#s.mode;
+  }
+  get h() {
+    return this.#s.h;
+  }
+  get dk() {
+    return this.#s.dk;
+  }
+  get layer() {
+    return this.#s.layer;
+  }
+  get text() {
+    return this.#s.text;
+  }
+  get head() {
+    return this.#s.head;
+  }
+  get cursor() {
+    return { q: this.#cursor.q, k: this.#cursor.k };
+  }
+  get view() {
+    return this.#view;
+  }
+  get engine() {
+    return this.#engine;
+  }
+  get minilm() {
+    return this.#minilm;
+  }
+  isOff(k) {
+    return !!this.#s.off[k];
+  }
   // a copy of the reader's choices (the browser tests read it)
   get settings() {
     return Object.assign({}, this.#s, { off: Object.assign({}, this.#s.off), cursor: this.cursor });
@@ -71,20 +101,45 @@ export class ExplorerState {
   chooseMode(v) {
     this.#s.mode = v;
     var wide = MAN.wide.h;
-    if (v === "wide" && wide.indexOf(this.#s.h) < 0) { this.#s.h = wide[wide.length - 1]; }
+    if (v === "wide" && wide.indexOf(this.#s.h) < 0) {
+      this.#s.h = wide[wide.length - 1];
+    }
   }
-  chooseH(v) { this.#s.h = v; this.#s.head = 0; }
-  chooseDk(v) { this.#s.dk = v; }
-  chooseLayer(v) { this.#s.layer = v; }
-  setText(t) { this.#s.text = t; }
-  setHead(k, on) { this.#s.off[k] = !on; }
-  allHeadsOn() { this.#s.off = {}; }
-  selectHead(i) { this.#s.head = i; }
-  setView(v) { this.#view = v; }
-  setEngine(status) { this.#engine = status; }
-  setMiniLM(status) { this.#minilm = status; }
+  chooseH(v) {
+    this.#s.h = v;
+    this.#s.head = 0;
+  }
+  chooseDk(v) {
+    this.#s.dk = v;
+  }
+  chooseLayer(v) {
+    this.#s.layer = v;
+  }
+  setText(t) {
+    this.#s.text = t;
+  }
+  setHead(k, on) {
+    this.#s.off[k] = !on;
+  }
+  allHeadsOn() {
+    this.#s.off = {};
+  }
+  selectHead(i) {
+    this.#s.head = i;
+  }
+  setView(v) {
+    this.#view = v;
+  }
+  setEngine(status) {
+    this.#engine = status;
+  }
+  setMiniLM(status) {
+    this.#minilm = status;
+  }
   // the layer inside the model shown (1..nLayers)
-  fitLayer() { this.#s.layer = Math.min(Math.max(this.#s.layer, 1), this.nLayers()); }
+  fitLayer() {
+    this.#s.layer = Math.min(Math.max(this.#s.layer, 1), this.nLayers());
+  }
   // the selected head inside the model shown
   fitHead() {
     var entry = this.#s.source === "yours" ? this.tinyEntry() : null;
@@ -92,7 +147,9 @@ export class ExplorerState {
     this.#s.head = Math.min(this.#s.head, h - 1);
   }
   // the cursor (query q, key k) on a cell of an L x L heatmap
-  setCursor(q, k) { this.#cursor = { q: q, k: k }; }
+  setCursor(q, k) {
+    this.#cursor = { q: q, k: k };
+  }
   fitCursor(L) {
     this.#cursor.q = Math.min(this.#cursor.q, L - 1);
     this.#cursor.k = Math.min(this.#cursor.k, L - 1);
@@ -100,11 +157,17 @@ export class ExplorerState {
   // an arrow key moves the cursor one cell; returns whether it was one
   moveCursor(key, L) {
     var c = this.#cursor;
-    if (key === "ArrowUp") { c.q = Math.max(0, c.q - 1); } else if (key === "ArrowDown") {
+    if (key === "ArrowUp") {
+      c.q = Math.max(0, c.q - 1);
+    } else if (key === "ArrowDown") {
       c.q = Math.min(L - 1, c.q + 1);
-    } else if (key === "ArrowLeft") { c.k = Math.max(0, c.k - 1); } else if (key === "ArrowRight") {
+    } else if (key === "ArrowLeft") {
+      c.k = Math.max(0, c.k - 1);
+    } else if (key === "ArrowRight") {
       c.k = Math.min(L - 1, c.k + 1);
-    } else { return false; }
+    } else {
+      return false;
+    }
     return true;
   }
 
@@ -116,18 +179,26 @@ export class ExplorerState {
   // A model trained in this page ("Train it yourself", trainer.js), shown as
   // one more source: the newest run that has taken at least one step.
   yours() {
-    var ps = this.trainers().filter(function (p) { return p.step > 0 && p.worker; });
+    var ps = this.trainers().filter(function (p) {
+      return p.step > 0 && p.worker;
+    });
     return ps.length ? ps[ps.length - 1] : null;
   }
   tinyEntry() {
-    if (this.#s.source === "yours") { var y = this.yours(); return y ? y.entry() : null; }
-    var c = this.tinyCell(), trained = this.#s.source === "trained";
+    if (this.#s.source === "yours") {
+      var y = this.yours();
+      return y ? y.entry() : null;
+    }
+    var c = this.tinyCell(),
+      trained = this.#s.source === "trained";
     return MAN.tiny.find(function (m) {
       return m.h === c.h && m.d_k === c.dk && m.trained === trained;
     });
   }
   nLayers() {
-    if (this.#s.source === "minilm") { return MAN.minilm.layers; }
+    if (this.#s.source === "minilm") {
+      return MAN.minilm.layers;
+    }
     var e = this.tinyEntry();
     return e ? e.layers : 2;
   }
@@ -135,10 +206,16 @@ export class ExplorerState {
   // Every layer of one precomputed view (for the tests).
   precomputed(name, i) {
     var v = name === "minilm" ? PRE.minilm[i] : PRE.tiny[name][i];
-    var h = name === "minilm" ? MAN.minilm.h
-      : MAN.tiny.find(function (m) { return m.name === name; }).h;
+    var h =
+      name === "minilm"
+        ? MAN.minilm.h
+        : MAN.tiny.find(function (m) {
+            return m.name === name;
+          }).h;
     var L = v.tokens.length;
-    var attn = v.attn.map(function (a) { return Array.from(decode(a, h, L)); });
+    var attn = v.attn.map(function (a) {
+      return Array.from(decode(a, h, L));
+    });
     return { tokens: v.tokens, attn: attn };
   }
 
@@ -147,23 +224,36 @@ export class ExplorerState {
   // is ready, the precomputed pictures of an example sentence otherwise;
   // a Notice where neither can be drawn.
   async compute() {
-    var s = this.#s, E = this.E, t = s.text, live, e, ex = PRE.sentences.indexOf(t.trim());
-    if (!t.trim()) { throw new Notice("Type a sentence: the text is empty (or only spaces)."); }
+    var s = this.#s,
+      E = this.E,
+      t = s.text,
+      live,
+      e,
+      ex = PRE.sentences.indexOf(t.trim());
+    if (!t.trim()) {
+      throw new Notice("Type a sentence: the text is empty (or only spaces).");
+    }
     if (s.source === "yours") {
       var y = this.yours();
       if (!y) {
-        throw new Notice("No model has been trained in this page yet: press Train under " +
-          "\"Train it yourself\" below.");
+        throw new Notice(
+          "No model has been trained in this page yet: press Train under " +
+            '"Train it yourself" below.',
+        );
       }
       live = await y.runText(t);
-      if (E.tinyRefusal(live)) { throw new Notice(E.tinyRefusal(live)); }
+      if (E.tinyRefusal(live)) {
+        throw new Notice(E.tinyRefusal(live));
+      }
       return this.tinyView(y.entry(), live.tokens, live.attn[s.layer - 1], live, true);
     }
     if (s.source !== "minilm") {
       e = this.tinyEntry();
       if (this.#engine === "ready") {
         live = await E.tiny(e.name, t);
-        if (E.tinyRefusal(live)) { throw new Notice(E.tinyRefusal(live)); }
+        if (E.tinyRefusal(live)) {
+          throw new Notice(E.tinyRefusal(live));
+        }
         return this.tinyView(e, live.tokens, live.attn[s.layer - 1], live, true);
       }
       if (ex >= 0) {
@@ -171,20 +261,29 @@ export class ExplorerState {
         var data = decode(p.attn[s.layer - 1], e.h, p.tokens.length);
         return this.tinyView(e, p.tokens, data, null, false);
       }
-      throw new Notice(this.#engine === "failed"
-        ? "Without the live engine only the example sentences can be shown: pick one of them."
-        : "The live engine is still loading; your sentence will be drawn in a moment.");
+      throw new Notice(
+        this.#engine === "failed"
+          ? "Without the live engine only the example sentences can be shown: pick one of them."
+          : "The live engine is still loading; your sentence will be drawn in a moment.",
+      );
     }
     var m = MAN.minilm;
     if (this.#minilm === "ready") {
       var mask = this.headMask();
       live = await this.runMiniLM(t, mask);
       if (live.kept <= 2) {
-        throw new Notice("The text gives no tokens besides [CLS] and [SEP]: " +
-          "type at least one word.");
+        throw new Notice(
+          "The text gives no tokens besides [CLS] and [SEP]: " + "type at least one word.",
+        );
       }
       var base = null;
-      if (mask.some(function (x) { return x === 0; })) { base = await this.runMiniLM(t, null); }
+      if (
+        mask.some(function (x) {
+          return x === 0;
+        })
+      ) {
+        base = await this.runMiniLM(t, null);
+      }
       return this.minilmView(live.tokens, live.attn[s.layer - 1], live, base, true);
     }
     if (ex >= 0) {
@@ -192,70 +291,161 @@ export class ExplorerState {
       var pre = decode(q.attn[s.layer - 1], m.h, q.tokens.length);
       return this.minilmView(q.tokens, pre, null, null, false);
     }
-    throw new Notice(this.#minilm === "loading"
-      ? "MiniLM is loading; your sentence will be drawn when it is ready."
-      : "These are the examples' precomputed pictures. " +
-        "To run MiniLM on your own sentence, load it (button above).");
+    throw new Notice(
+      this.#minilm === "loading"
+        ? "MiniLM is loading; your sentence will be drawn when it is ready."
+        : "These are the examples' precomputed pictures. " +
+            "To run MiniLM on your own sentence, load it (button above).",
+    );
   }
 
   runMiniLM(t, mask) {
     var key = t + "\u0000" + (mask ? Array.from(mask).join("") : "all");
-    var hit = this.#minilmRuns.find(function (r) { return r.key === key; });
-    if (hit) { return hit.result; }
+    var hit = this.#minilmRuns.find(function (r) {
+      return r.key === key;
+    });
+    if (hit) {
+      return hit.result;
+    }
     var result = this.E.minilm(t, mask);
     this.#minilmRuns.unshift({ key: key, result: result });
     this.#minilmRuns.length = Math.min(this.#minilmRuns.length, 4);
     result.catch(() => {
-      this.#minilmRuns = this.#minilmRuns.filter(function (r) { return r.key !== key; });
+      this.#minilmRuns = this.#minilmRuns.filter(function (r) {
+        return r.key !== key;
+      });
     });
     return result;
   }
 
   headMask() {
-    var m = MAN.minilm, mask = new Float32Array(m.layers * m.h).fill(1), off = this.#s.off;
-    Object.keys(off).forEach(function (k) { if (off[k]) { mask[Number(k)] = 0; } });
+    var m = MAN.minilm,
+      mask = new Float32Array(m.layers * m.h).fill(1),
+      off = this.#s.off;
+    Object.keys(off).forEach(function (k) {
+      if (off[k]) {
+        mask[Number(k)] = 0;
+      }
+    });
     return mask;
   }
 
   tinyView(e, tokens, data, live, isLive) {
     var ns = [];
     if (live && live.total > live.kept) {
-      ns.push("The tiny models read at most " + e.max_len + " tokens: kept the first " + live.kept +
-        " of " + live.total + ".");
+      ns.push(
+        "The tiny models read at most " +
+          e.max_len +
+          " tokens: kept the first " +
+          live.kept +
+          " of " +
+          live.total +
+          ".",
+      );
     }
     if (live && live.unk) {
-      ns.push(live.unk + " of " + live.kept +
-        " tokens are not in the tiny models' word list and are shown as [UNK].");
+      ns.push(
+        live.unk +
+          " of " +
+          live.kept +
+          " tokens are not in the tiny models' word list and are shown as [UNK].",
+      );
     }
-    var acc = e.accuracy == null ? ""
-      : "; held-out accuracy " + (100 * e.accuracy).toFixed(1) + "%";
-    var who = e.yours ? "Your model, trained in this page for " + e.steps + " steps"
+    var acc =
+      e.accuracy == null ? "" : "; held-out accuracy " + (100 * e.accuracy).toFixed(1) + "%";
+    var who = e.yours
+      ? "Your model, trained in this page for " + e.steps + " steps"
       : "Tiny model, " + (e.trained ? "trained" : "untrained");
-    return { tokens: tokens, data: data, h: e.h, L: tokens.length, live: isLive,
-      header: who + ": h = " + e.h + " heads × d_k = " + e.d_k + " = d_model " + e.d_model + "; " +
-        e.params.toLocaleString("en-US") + " parameters" + acc + "; layer " + this.#s.layer +
-        " of " + e.layers + ".",
-      notes: ns, dModel: e.d_model, dk: e.d_k, titles: headTitles(e.h) };
+    return {
+      tokens: tokens,
+      data: data,
+      h: e.h,
+      L: tokens.length,
+      live: isLive,
+      header:
+        who +
+        ": h = " +
+        e.h +
+        " heads × d_k = " +
+        e.d_k +
+        " = d_model " +
+        e.d_model +
+        "; " +
+        e.params.toLocaleString("en-US") +
+        " parameters" +
+        acc +
+        "; layer " +
+        this.#s.layer +
+        " of " +
+        e.layers +
+        ".",
+      notes: ns,
+      dModel: e.d_model,
+      dk: e.d_k,
+      titles: headTitles(e.h),
+    };
   }
 
   minilmView(tokens, data, live, base, isLive) {
-    var m = MAN.minilm, ns = [], off = this.#s.off, layer = this.#s.layer;
+    var m = MAN.minilm,
+      ns = [],
+      off = this.#s.off,
+      layer = this.#s.layer;
     if (live && live.total > live.kept) {
-      ns.push("MiniLM reads at most " + m.max_len + " tokens: kept the first " + (live.kept - 1) +
-        " and [SEP], " + live.kept + " of " + live.total + ".");
+      ns.push(
+        "MiniLM reads at most " +
+          m.max_len +
+          " tokens: kept the first " +
+          (live.kept - 1) +
+          " and [SEP], " +
+          live.kept +
+          " of " +
+          live.total +
+          ".",
+      );
     }
-    var offList = Object.keys(off).filter(function (k) { return off[k]; }).map(function (k) {
-      return "L" + (Math.floor(k / m.h) + 1) + " H" + (k % m.h + 1);
-    });
-    var v = { tokens: tokens, data: data, h: m.h, L: tokens.length, live: isLive,
-      header: "MiniLM (all-MiniLM-L6-v2, trained): layer " + layer + " of " + m.layers + ", h = " +
-        m.h + " heads of d_k = " + m.d_k + " (d_model " + m.d_model + "); " + tokens.length +
+    var offList = Object.keys(off)
+      .filter(function (k) {
+        return off[k];
+      })
+      .map(function (k) {
+        return "L" + (Math.floor(k / m.h) + 1) + " H" + ((k % m.h) + 1);
+      });
+    var v = {
+      tokens: tokens,
+      data: data,
+      h: m.h,
+      L: tokens.length,
+      live: isLive,
+      header:
+        "MiniLM (all-MiniLM-L6-v2, trained): layer " +
+        layer +
+        " of " +
+        m.layers +
+        ", h = " +
+        m.h +
+        " heads of d_k = " +
+        m.d_k +
+        " (d_model " +
+        m.d_model +
+        "); " +
+        tokens.length +
         " tokens.",
-      notes: ns, titles: headTitles(m.h), minilm: true, delta: null };
+      notes: ns,
+      titles: headTitles(m.h),
+      minilm: true,
+      delta: null,
+    };
     if (base) {
-      var a = live.embedding, b = base.embedding, dot = 0;
-      for (var i = 0; i < a.length; i++) { dot += a[i] * b[i]; } // both have unit norm
-      var bl = base.attn[layer - 1], delta = [], LL = v.L * v.L;
+      var a = live.embedding,
+        b = base.embedding,
+        dot = 0;
+      for (var i = 0; i < a.length; i++) {
+        dot += a[i] * b[i];
+      } // both have unit norm
+      var bl = base.attn[layer - 1],
+        delta = [],
+        LL = v.L * v.L;
       for (var hh = 0; hh < m.h; hh++) {
         var mx = 0;
         for (var j = 0; j < LL; j++) {
@@ -264,8 +454,14 @@ export class ExplorerState {
         delta.push(mx);
       }
       v.delta = delta;
-      ns.push("Switched off: " + offList.join(", ") + ". Cosine between the sentence " +
-        "embedding and the one with every head on: " + dot.toFixed(4) + ".");
+      ns.push(
+        "Switched off: " +
+          offList.join(", ") +
+          ". Cosine between the sentence " +
+          "embedding and the one with every head on: " +
+          dot.toFixed(4) +
+          ".",
+      );
     }
     return v;
   }

@@ -18,17 +18,20 @@ let loading = null;
 // onnxruntime-web, loaded once and set; rejects with one line if it cannot be.
 export function loadOrt() {
   if (!loading) {
-    loading = import(ORT + "ort.wasm.min.mjs").then((m) => {
-      m.env.wasm.numThreads = 1;
-      m.env.wasm.proxy = false;
-      m.env.wasm.wasmPaths = ORT;
-      m.env.logLevel = "error";
-      ort = m;
-      return m;
-    }, () => {
-      loading = null; // a file back in place: the next call tries again
-      throw new LoadError("could not load onnxruntime (ort.wasm.min.mjs)");
-    });
+    loading = import(ORT + "ort.wasm.min.mjs").then(
+      (m) => {
+        m.env.wasm.numThreads = 1;
+        m.env.wasm.proxy = false;
+        m.env.wasm.wasmPaths = ORT;
+        m.env.logLevel = "error";
+        ort = m;
+        return m;
+      },
+      () => {
+        loading = null; // a file back in place: the next call tries again
+        throw new LoadError("could not load onnxruntime (ort.wasm.min.mjs)");
+      },
+    );
   }
   return loading;
 }
@@ -37,10 +40,14 @@ export function loadOrt() {
 // (onnxruntime itself says "failed to load external data file" for a 404).
 export async function fetchBytes(url, name) {
   let r;
-  try { r = await fetch(url); } catch (e) {
+  try {
+    r = await fetch(url);
+  } catch (e) {
     throw new LoadError("could not load " + name + " (no answer from the server)");
   }
-  if (!r.ok) { throw new LoadError("could not load " + name + " (HTTP " + r.status + ")"); }
+  if (!r.ok) {
+    throw new LoadError("could not load " + name + " (HTTP " + r.status + ")");
+  }
   return new Uint8Array(await r.arrayBuffer());
 }
 
@@ -50,8 +57,10 @@ export async function fetchBytes(url, name) {
 // tells running out of memory from a damaged file).
 export async function createSession(bytes, name, options) {
   await loadOrt();
-  const settings = Object.assign({ executionProviders: ["wasm"], graphOptimizationLevel: "all",
-    logSeverityLevel: 3 }, options || {});
+  const settings = Object.assign(
+    { executionProviders: ["wasm"], graphOptimizationLevel: "all", logSeverityLevel: 3 },
+    options || {},
+  );
   try {
     return await ort.InferenceSession.create(bytes, settings);
   } catch (e) {
@@ -73,10 +82,14 @@ export function float32(data, dims) {
 }
 export function int64(values, dims) {
   const a = new BigInt64Array(values.length);
-  for (let i = 0; i < values.length; i++) { a[i] = BigInt(values[i]); }
+  for (let i = 0; i < values.length; i++) {
+    a[i] = BigInt(values[i]);
+  }
   return new ort.Tensor("int64", a, dims);
 }
-export function isTensor(x) { return ort !== null && x instanceof ort.Tensor; }
+export function isTensor(x) {
+  return ort !== null && x instanceof ort.Tensor;
+}
 
 // The knobs' inputs (the page's {input: {data, dims}}) as tensors, into
 // `into`; each graph is fed those it has (only).
@@ -92,6 +105,10 @@ export function knobFeeds(given, into) {
 // from `heads`; a knob's input is in some graphs only).
 export function only(session, feeds) {
   const out = {};
-  for (const k of session.inputNames) { if (k in feeds) { out[k] = feeds[k]; } }
+  for (const k of session.inputNames) {
+    if (k in feeds) {
+      out[k] = feeds[k];
+    }
+  }
   return out;
 }

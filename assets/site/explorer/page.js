@@ -13,14 +13,22 @@ import { mountTrainers } from "./trainer.js";
 
 const mha = { engine: engine, explorer: null, trainer: null, smol: smol, smollm2: null };
 const root = document.getElementById("mha-explorer");
-if (root) { mha.explorer = mountExplorer(root, () => (mha.trainer ? mha.trainer.panels : [])); }
+if (root) {
+  mha.explorer = mountExplorer(root, () => (mha.trainer ? mha.trainer.panels : []));
+}
 // a trainer's model changed: the explorer's "Yours" follows it
 mha.trainer = mountTrainers(() => {
   const X = mha.explorer;
-  if (!X) { return; }
+  if (!X) {
+    return;
+  }
   X.syncControls();
-  if (X.state.source === "yours") { X.update("trainer"); }
+  if (X.state.source === "yours") {
+    X.update("trainer");
+  }
 });
 const smolRoot = document.getElementById("mha-smollm2");
-if (smolRoot) { mha.smollm2 = mountSmolLM2(smolRoot); }
+if (smolRoot) {
+  mha.smollm2 = mountSmolLM2(smolRoot);
+}
 window.mha = mha;

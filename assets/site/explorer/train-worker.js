@@ -29,13 +29,20 @@ let run = null; // the one model this worker trains
 // Every message names the run it is about (the page's run id, from setup):
 // the page keeps none about an earlier model.
 function post(msg, transfer) {
-  if (msg.run === undefined && run) { msg.run = run.id; }
+  if (msg.run === undefined && run) {
+    msg.run = run.id;
+  }
   self.postMessage(msg, transfer || []);
 }
 
 let booting = null; // one start, however many setups arrive while it runs
 function boot(base, manifest) {
-  if (!booting) { booting = start(base, manifest); booting.catch(() => { booting = null; }); }
+  if (!booting) {
+    booting = start(base, manifest);
+    booting.catch(() => {
+      booting = null;
+    });
+  }
   return booting;
 }
 
@@ -43,11 +50,17 @@ async function start(base, manifest) {
   T = manifest.train;
   DATA = base + "explorer-data/train/";
   ort = await loadOrt();
-  for (const k of ["init", "step"]) { sessions[k] = await graph(DATA, T.graphs[k]); }
-  for (const k of ["pool", "batches"]) { data[k] = await words(DATA, T.data[k]); }
+  for (const k of ["init", "step"]) {
+    sessions[k] = await graph(DATA, T.graphs[k]);
+  }
+  for (const k of ["pool", "batches"]) {
+    data[k] = await words(DATA, T.data[k]);
+  }
 }
 
-function scalar(x) { return new ort.Tensor("float32", new Float32Array([x]), []); }
+function scalar(x) {
+  return new ort.Tensor("float32", new Float32Array([x]), []);
+}
 
 async function setup(msg) {
   await boot(msg.base, msg.manifest);
@@ -61,13 +74,34 @@ async function setup(msg) {
   });
   const r = await sessions.init.run(only(sessions.init, init));
   const params = T.params.map((p) => r[p.input]);
-  const zeros = () => params.map((p) => new ort.Tensor("float32", new Float32Array(p.size), p.dims));
-  run = { id: msg.run, h: msg.h, d_k: msg.d_k, d_model: d, seed: msg.seed, params: params,
-    m: zeros(), v: zeros(), s: 0, steps: msg.steps, running: false, drawEvery: msg.drawEvery,
-    feeds: msg.feeds || {} };
+  const zeros = () =>
+    params.map((p) => new ort.Tensor("float32", new Float32Array(p.size), p.dims));
+  run = {
+    id: msg.run,
+    h: msg.h,
+    d_k: msg.d_k,
+    d_model: d,
+    seed: msg.seed,
+    params: params,
+    m: zeros(),
+    v: zeros(),
+    s: 0,
+    steps: msg.steps,
+    running: false,
+    drawEvery: msg.drawEvery,
+    feeds: msg.feeds || {},
+  };
   const count = params.reduce((n, p) => n + p.size, 0);
-  postWithWeights({ type: "ready", h: msg.h, d_k: msg.d_k, d_model: d, params: count,
-    steps: msg.steps, key: msg.key, run: msg.run });
+  postWithWeights({
+    type: "ready",
+    h: msg.h,
+    d_k: msg.d_k,
+    d_model: d,
+    params: count,
+    steps: msg.steps,
+    key: msg.key,
+    run: msg.run,
+  });
 }
 
 // Post `msg` with a copy of the weights as `msg.weights` (the copy is moved,
@@ -75,22 +109,33 @@ async function setup(msg) {
 function postWithWeights(msg) {
   const params = run.params.map((p) => ({ data: p.data.slice(), dims: p.dims.slice() }));
   msg.weights = { step: run.s, h: run.h, params: params };
-  post(msg, params.map((p) => p.data.buffer));
+  post(
+    msg,
+    params.map((p) => p.data.buffer),
+  );
 }
 
-const stepFetches = () => ["loss", "grad_norm"].concat(
-  ["", "m_", "v_"].flatMap((pre) => T.params.map((p) => "new_" + pre + p.input)));
+const stepFetches = () =>
+  ["loss", "grad_norm"].concat(
+    ["", "m_", "v_"].flatMap((pre) => T.params.map((p) => "new_" + pre + p.input)),
+  );
 
 async function step() {
-  const s = run.s, B = T.batch[0], L = T.batch[1];
+  const s = run.s,
+    B = T.batch[0],
+    L = T.batch[1];
   const feeds = weightFeeds(T, run.params, run.h, {});
-  T.params.forEach((p, i) => { feeds["m_" + p.input] = run.m[i]; feeds["v_" + p.input] = run.v[i]; });
+  T.params.forEach((p, i) => {
+    feeds["m_" + p.input] = run.m[i];
+    feeds["v_" + p.input] = run.v[i];
+  });
   feeds.s = scalar(s);
   feeds.steps = scalar(run.steps);
   knobFeeds(run.feeds, feeds);
   feeds.x = ids64(data.batches, s * B * L, B * L, [B, L]);
   const r = await sessions.step.run(only(sessions.step, feeds), stepFetches());
-  const loss = r.loss.data[0], norm = r.grad_norm.data[0];
+  const loss = r.loss.data[0],
+    norm = r.grad_norm.data[0];
   if (!Number.isFinite(loss) || !Number.isFinite(norm)) {
     return { loss: loss, norm: norm, diverged: true };
   }
@@ -105,18 +150,34 @@ async function step() {
 // read while the model trains (setTimeout(0) would wait 4 ms each time).
 const channel = new MessageChannel();
 function yieldToMessages() {
-  return new Promise((resolve) => { channel.port1.onmessage = () => resolve(); channel.port2.postMessage(0); });
+  return new Promise((resolve) => {
+    channel.port1.onmessage = () => resolve();
+    channel.port2.postMessage(0);
+  });
 }
 
 async function train() {
-  if (run.running) { post({ type: "state", state: "running", note: "already training" }); return; }
-  if (run.s >= run.steps) { post({ type: "state", state: "done" }); return; }
+  if (run.running) {
+    post({ type: "state", state: "running", note: "already training" });
+    return;
+  }
+  if (run.s >= run.steps) {
+    post({ type: "state", state: "done" });
+    return;
+  }
   run.running = true;
   post({ type: "state", state: "running" });
-  let losses = [], t0 = performance.now(), s0 = run.s;
+  let losses = [],
+    t0 = performance.now(),
+    s0 = run.s;
   const progress = () => {
-    postWithWeights({ type: "progress", step: run.s, steps: run.steps, losses: losses,
-      stepsPerSecond: (run.s - s0) / ((performance.now() - t0) / 1000) });
+    postWithWeights({
+      type: "progress",
+      step: run.s,
+      steps: run.steps,
+      losses: losses,
+      stepsPerSecond: (run.s - s0) / ((performance.now() - t0) / 1000),
+    });
     losses = [];
   };
   while (run.running && run.s < run.steps) {
@@ -124,26 +185,42 @@ async function train() {
     if (r.diverged) {
       run.running = false;
       // with the weights before the step that diverged (finite, unless they were not to start with)
-      postWithWeights({ type: "state", state: "diverged", step: run.s, loss: r.loss, norm: r.norm });
+      postWithWeights({
+        type: "state",
+        state: "diverged",
+        step: run.s,
+        loss: r.loss,
+        norm: r.norm,
+      });
       return;
     }
     losses.push(r.loss);
     const done = run.s >= run.steps;
-    if (run.s % run.drawEvery === 0 || done) { progress(); }
+    if (run.s % run.drawEvery === 0 || done) {
+      progress();
+    }
     await yieldToMessages();
     const typing = afterQuiet(); // the reader is typing: the page draws first
-    if (typing) { await typing; }
+    if (typing) {
+      await typing;
+    }
   }
   const finished = run.s >= run.steps;
   run.running = false;
-  if (losses.length) { progress(); } // paused between two copies: the page is at run.s too
+  if (losses.length) {
+    progress();
+  } // paused between two copies: the page is at run.s too
   postWithWeights({ type: "state", state: finished ? "done" : "paused", step: run.s });
 }
 
 // The tests read the weights (to compare with the package) through this.
 function weights() {
-  return { type: "weights", step: run.s, names: T.params.map((p) => p.name),
-    arrays: run.params.map((p) => Array.from(p.data)) };
+  return {
+    type: "weights",
+    step: run.s,
+    names: T.params.map((p) => p.name),
+    arrays: run.params.map((p) => Array.from(p.data)),
+  };
 }
 
 // Setups are handled one after another, in the order they came (the reader
@@ -161,21 +238,39 @@ self.onmessage = (e) => {
 
 async function handle(msg) {
   try {
-    if (msg.type === "setup") { await setup(msg); }
-    else if (msg.type === "train") { await train(); }
-    else if (msg.type === "pause") { if (run) { run.running = false; } }
-    else if (msg.type === "quiet") { quietFor(msg.ms); }
-    else if (msg.type === "weights") { post(weights()); }
-    else if (msg.type === "steps") { run.steps = msg.steps; } // tests: a short run
-    else if (msg.type === "resources") { // the benchmark: what this worker loaded
-      post({ type: "resources", entries: performance.getEntriesByType("resource").map((r) =>
-        ({ name: r.name, bytes: r.encodedBodySize || r.transferSize || 0 })) });
-    }
-    else if (msg.type === "poison") { run.params[0].data[0] = Infinity; } // tests: divergence
+    if (msg.type === "setup") {
+      await setup(msg);
+    } else if (msg.type === "train") {
+      await train();
+    } else if (msg.type === "pause") {
+      if (run) {
+        run.running = false;
+      }
+    } else if (msg.type === "quiet") {
+      quietFor(msg.ms);
+    } else if (msg.type === "weights") {
+      post(weights());
+    } else if (msg.type === "steps") {
+      run.steps = msg.steps;
+    } // tests: a short run
+    else if (msg.type === "resources") {
+      // the benchmark: what this worker loaded
+      post({
+        type: "resources",
+        entries: performance
+          .getEntriesByType("resource")
+          .map((r) => ({ name: r.name, bytes: r.encodedBodySize || r.transferSize || 0 })),
+      });
+    } else if (msg.type === "poison") {
+      run.params[0].data[0] = Infinity;
+    } // tests: divergence
   } catch (err) {
-    if (run) { run.running = false; }
+    if (run) {
+      run.running = false;
+    }
     const out = report(err, msg.type);
-    out.run = msg.type === "setup" ? msg.run : run ? run.id : null; // a setup's failure is its own run's
+    // a setup's failure is its own run's
+    out.run = msg.type === "setup" ? msg.run : run ? run.id : null;
     post(out);
   }
 }

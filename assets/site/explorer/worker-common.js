@@ -5,10 +5,14 @@
 import { LoadError, fetchBytes, float32, int64, isTensor, sessionFrom } from "./ort.js";
 
 // A session for one exported graph (the manifest's train.graphs entry) under dir.
-export function graph(dir, entry) { return sessionFrom(dir + entry.file, entry.file); }
+export function graph(dir, entry) {
+  return sessionFrom(dir + entry.file, entry.file);
+}
 
 // A file of the export under dir, as bytes.
-export function bytes(dir, file) { return fetchBytes(dir + file, file); }
+export function bytes(dir, file) {
+  return fetchBytes(dir + file, file);
+}
 
 // A data file of the manifest (train.data entry) as 16-bit words.
 export async function words(dir, entry) {
@@ -34,8 +38,11 @@ export function weightFeeds(T, params, h, into) {
 
 // The error message as the page shows it, and where it happened.
 export function report(err, stage) {
-  return { type: "error", message: String(err && err.message ? err.message : err),
-    stage: err instanceof LoadError ? "load" : stage };
+  return {
+    type: "error",
+    message: String(err && err.message ? err.message : err),
+    stage: err instanceof LoadError ? "load" : stage,
+  };
 }
 
 // Input comes first. On two cores the page's main thread shares them with
@@ -46,7 +53,9 @@ export function report(err, stage) {
 let quietUntil = 0;
 export function quietFor(ms) {
   const ok = typeof ms === "number" && ms > 0 && ms <= 1000;
-  if (ok) { quietUntil = Math.max(quietUntil, performance.now() + ms); }
+  if (ok) {
+    quietUntil = Math.max(quietUntil, performance.now() + ms);
+  }
 }
 export function afterQuiet() {
   const wait = quietUntil - performance.now();
