@@ -50,9 +50,9 @@ def controls(p) -> dict:
     return p.evaluate(f"""() => {{ const q = {PANEL}, k = q.knobs.inputs, out = {{}};
         Object.keys(k).forEach(n => {{
             out[n] = k[n].type === 'checkbox' ? k[n].checked : k[n].value; }});
-        return Object.assign(out, {{ h: q.hIn.value, dk: q.dkIn.value, seed: q.seedIn.value,
-            budget: q.budget.checked, text: q.sentence.value, steps: q.config && q.config.steps,
-            off: q.switches.names(Number(q.hIn.value)),
+        return Object.assign(out, {{ h: q.view.hIn.value, dk: q.view.dkIn.value, seed: q.view.seedIn.value,
+            budget: q.view.budget.checked, text: q.view.sentence.value, steps: q.config && q.config.steps,
+            off: q.switches.names(Number(q.view.hIn.value)),
             predict: Array.from(document.querySelectorAll('.mha-lab-predict input:checked'))
                 .map(i => i.dataset.question + ':' + i.value) }}); }}""")
 
@@ -162,7 +162,7 @@ def test_hostile_links_restore_what_is_valid_with_one_line(live_page):  # noqa: 
             assert line and "\n" not in line and len(line) < 400, (query, line)
             assert p.evaluate("window.pwned === undefined && "
                               "!document.querySelector('.mha-trainer img, .mha-trainer script')")
-            h = int(p.evaluate(f"{PANEL}.hIn.value"))
+            h = int(p.evaluate(f"{PANEL}.view.hIn.value"))
             assert 1 <= h <= 16, (query, h)
         finally:
             p.close()

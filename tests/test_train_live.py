@@ -419,7 +419,7 @@ def test_train_twice_pause_resume_reset(page):
     # read in the same turn as the click: a progress message arriving
     # between the two would rewrite the status line
     said = p.evaluate("(() => { const q = mha.trainer.panels[1]; q.start(); "
-                      "return q.status.textContent; })()")
+                      "return q.view.status.textContent; })()")
     assert "Already training" in said
     assert panel(p, 1).locator("input[id$='-h']").is_disabled(), "no size change mid-run"
     panel(p, 1).locator(".mha-train-pause").click()
@@ -694,7 +694,7 @@ def test_a_knob_changed_mid_run_gets_one_line_and_the_run_goes_on(page):
     wait_state(p, 1, ["running"])
     said = p.evaluate("""(() => { const q = mha.trainer.panels[1], w = q.knobInputs.warmup;
         w.checked = !w.checked; w.dispatchEvent(new Event('change'));
-        return [q.message.textContent, w.checked, q.state]; })()""")
+        return [q.view.message.textContent, w.checked, q.state]; })()""")
     assert "apply when a run begins" in said[0] and said[1] is True and said[2] == "running"
     at = p.evaluate("mha.trainer.panels[1].step")
     p.wait_for_function("mha.trainer.panels[1].step > %d" % (at + 20))

@@ -238,13 +238,13 @@ def test_a_one_layer_model_downloaded_and_opened_again_is_not_diverged(live_page
         p.wait_for_function(f"{PANEL}.state === 'ready'", timeout=90_000)
         p.locator(".mha-lab-open").first.set_input_files(str(path))
         p.wait_for_function(f"""{PANEL}.lab.files.opened && {PANEL}.evals.length &&
-            {PANEL}.circuits.textContent !== ''""", timeout=60_000)
+            {PANEL}.view.circuits.textContent !== ''""", timeout=60_000)
         p.wait_for_timeout(500)
         text = p.locator(".mha-train-panel").first.inner_text()
         assert "diverged" not in text and "not a number" not in text, \
             [s for s in text.split("\n") if "diverged" in s or "not a number" in s]
         assert p.evaluate(f"{PANEL}.knobs.layers()") == 1
-        assert "Circuits at step 40" in p.evaluate(f"{PANEL}.circuits.textContent")
+        assert "Circuits at step 40" in p.evaluate(f"{PANEL}.view.circuits.textContent")
         assert p.evaluate(f"{PANEL}.heads.querySelectorAll('canvas').length") == 2  # 1 layer x h 2
     finally:
         p.close()
@@ -279,7 +279,7 @@ FUZZ_LINKS = """async (links) => {
     }
     counts[line ? 'ignored' : 'clean'] += 1;
     lab.restore(e);
-    const shown = [P.hIn.value, P.dkIn.value, P.seedIn.value].join(' ');
+    const shown = [P.view.hIn.value, P.view.dkIn.value, P.view.seedIn.value].join(' ');
     if (/NaN|undefined|Infinity/.test(shown)) { bad.push(['controls', q.slice(0, 80), shown]); }
   }
   return {bad: bad.slice(0, 10), n_bad: bad.length, counts: counts};

@@ -1,10 +1,10 @@
 // The class page's re-run of a report's link, with the trainer's own
-// engine: a trainer panel (explorer/trainer.js), never shown, set to the
+// engine: a trainer panel (explorer/trainer-panel.js), never shown, set to the
 // report's settings as its link would set them, trained to the end, and
 // its curves returned for class-read.js's compareRerun. The page must
 // load the explorer's manifest (explorer-data/manifest.js) before this
 // module, as the trainer's pages do.
-import { Panel } from "../explorer/trainer.js";
+import { Panel } from "../explorer/trainer-panel.js";
 import { modelChecksum } from "../explorer/lab/report.js";
 
 // A panel that keeps to itself: it neither reads nor writes the page's
@@ -13,8 +13,8 @@ class Quiet extends Panel {
   get headless() { return true; }
 }
 
-// How long a re-run may go without a step (or the model being built)
-// before it is given up, with one line.
+// How long a re-run may go without a step, a read-out or a change of
+// state (or the model being built) before it is given up, with one line.
 export const STALL_MS = 120000;
 
 // runner(settings, step, link) for mountClass: a promise of {loss, steps,
@@ -22,49 +22,62 @@ export const STALL_MS = 120000;
 // the trainer refuses (a size it does not train: the format allows h 16 x
 // d_k 32, the trainer d_model 256 at most), fails, or that stops moving
 // rejects with the trainer's one line; the hidden panel, its worker and
-// the timer go with it, whatever the end.
+// the stall timer go with it, whatever the end. The re-run follows the
+// panel's run and read-outs by their events (trainer-run.js, "state",
+// "step", "failed"; trainer-readout.js, "read"): it polls nothing.
 export function trainerRunner(host) {
   return (settings, step) => new Promise((resolve, reject) => {
     const box = document.createElement("div");
     box.hidden = true;
     host.appendChild(box);
-    let P = null, watch = null, done = false;
+    let P = null, stall = null, done = false;
     const end = (fn, value) => {
       if (done) { return; }
       done = true;
-      clearInterval(watch);
-      if (P && P.worker) { P.worker.terminate(); P.worker = null; }
+      clearTimeout(stall);
+      if (P) { P.run.end(); }
       box.remove();
       fn(value);
     };
-    const refusal = (why) => new Error("the trainer does not run these settings: " + String(why).replace(/\.$/, ""));
+    const refusal = (why) =>
+      new Error("the trainer does not run these settings: " + String(why).replace(/\.$/, ""));
     try {
       P = new Quiet(box, 0, { h: settings.h, dk: settings.d_k }, "", () => {});
-      P.lab.restore(Object.assign({}, settings, { budget: false, off: [], text: P.sentence.value }));
-      P.seedIn.value = String(settings.seed);
-      P.seen = true;
-      P.sizeChanged();
+      const text = P.view.sentence.value;
+      P.lab.restore(Object.assign({}, settings, { budget: false, off: [], text: text }));
     } catch (e) { end(reject, e); return; }
-    if (!P.config) { end(reject, refusal(P.message.textContent || "no size")); return; }
-    let started = false, checking = false, moved = performance.now(), last = "";
-    watch = setInterval(() => {
-      if (P.state === "failed" || P.state === "diverged") { end(reject, new Error(P.message.textContent || P.state)); return; }
-      if (!P.config) { end(reject, refusal(P.message.textContent || "no size")); return; }
-      const now = P.state + "/" + P.step + "/" + P.evals.length;
-      if (now !== last) { last = now; moved = performance.now(); }
-      if (performance.now() - moved > STALL_MS) {
-        end(reject, new Error("the re-run stopped moving (" + P.state + " at step " + (P.step || 0) + " for " + STALL_MS / 1000 + " s)"));
-        return;
-      }
-      if (P.state === "ready" && !started) { started = true; P.start(); return; }
-      if (started && P.state === "running" && P.step >= step && step < P.config.steps) { P.stop(); }
+    const R = P.run;
+    let started = false, checking = false;
+    const moving = () => {
+      clearTimeout(stall);
+      const line = () => "the re-run stopped moving (" + R.state + " at step " + (R.step || 0) +
+        " for " + STALL_MS / 1000 + " s)";
+      stall = setTimeout(() => end(reject, new Error(line())), STALL_MS);
+    };
+    // Each event: the run moved; start it once ready, pause it at `step`,
+    // and once it rests there with that step read out, return its curves.
+    const next = () => {
+      if (done) { return; }
+      moving();
+      const said = P.view.message.textContent;
+      if (R.state === "diverged") { end(reject, new Error(said || R.state)); return; }
+      if (R.state === "ready" && !started) { started = true; P.start(); return; }
+      if (started && R.state === "running" && R.step >= step && step < R.config.steps) { P.stop(); }
       const read = P.evals[P.evals.length - 1];
-      if ((P.state === "done" || P.state === "paused") && P.step >= step && read && read.step === P.step && !checking) {
+      const resting = R.state === "done" || R.state === "paused";
+      if (resting && R.step >= step && read && read.step === R.step && !checking) {
         checking = true;
-        modelChecksum(P.snapshot.params.map((p) => p.data)).then((m) => end(resolve, {
-          loss: P.losses.slice(0, step), steps: P.evals.map((e) => e.step), accuracy: P.evals.map((e) => e.accuracy),
-          sha256: P.step === step ? m.sha256 : null }), (e) => end(reject, e));
+        const curves = (m) => ({ loss: R.losses.slice(0, step), steps: P.evals.map((e) => e.step),
+          accuracy: P.evals.map((e) => e.accuracy), sha256: R.step === step ? m.sha256 : null });
+        modelChecksum(R.snapshot.params.map((p) => p.data)).then((m) => end(resolve, curves(m)),
+          (e) => end(reject, e));
       }
-    }, 100);
+    };
+    R.addEventListener("failed", (e) => end(reject, new Error(e.detail.line)));
+    ["state", "step"].forEach((type) => R.addEventListener(type, next));
+    P.readout.addEventListener("read", next);
+    try { P.shown(); } catch (e) { end(reject, e); return; }
+    if (!done && !R.config) { end(reject, refusal(P.view.message.textContent || "no size")); }
+    else { next(); }
   });
 }

@@ -9,6 +9,8 @@ const FONT = "12px sans-serif";
 const PARTS = [{ name: "overall", colour: "#0072b2" }, { name: "previous word", colour: "#e69f00" },
   { name: "lookup", colour: "#009e73" }];
 const PHASE_COLOUR = "#cc79a7";
+// The charts' text alternatives before there is anything to draw.
+export const EMPTY = { loss: "Training loss: no steps yet", curves: "Held-out accuracy: no read-out yet" };
 
 // The phase change's line and its label; the label on a halo of the page's
 // background, so that it stays readable where a curve runs under it (at a
@@ -28,7 +30,7 @@ function phaseMark(g, x, top, bottom, W, ink, label, y) {
 
 // The loss over the steps so far (x: steps of the whole run).
 export function chart(Q) {
-  const c = Q.chart, g = c.getContext("2d"), W = c.width, H = c.height, pad = 34;
+  const c = Q.view.chart, g = c.getContext("2d"), W = c.width, H = c.height, pad = 34;
   g.clearRect(0, 0, W, H);
   const ink = getComputedStyle(c).color || "#222";
   g.fillStyle = ink;
@@ -36,7 +38,7 @@ export function chart(Q) {
   g.fillText("loss", 2, 12);
   const n = Q.losses.length, steps = Q.stepsTotal || (Q.config && Q.config.steps) || 1;
   c.hidden = !n; // no empty axes before the first step
-  if (!n) { c.setAttribute("aria-label", "Training loss: no steps yet"); return; }
+  if (!n) { c.setAttribute("aria-label", EMPTY.loss); return; }
   const top = Math.max.apply(null, Q.losses.slice(0, Math.min(n, 50)).concat([1]));
   const xOf = (s) => pad + (W - pad - 4) * s / steps, yOf = (v) => (H - 18) - (H - 22) * Math.min(v, top) / top;
   g.strokeStyle = "#888";
@@ -64,12 +66,12 @@ export function chart(Q) {
 // the previous-word rule (dashed, same colour) and chance (dotted), and
 // the phase change marked.
 export function curves(Q) {
-  const c = Q.curves, g = c.getContext("2d"), W = c.width, H = c.height, left = 38, bottom = H - 18, top = 6;
+  const c = Q.view.curves, g = c.getContext("2d"), W = c.width, H = c.height, left = 38, bottom = H - 18, top = 6;
   const E = Q.evals || [], steps = Q.stepsTotal || (Q.config && Q.config.steps) || 1;
   c.hidden = !E.length;
-  Q.curveKey.hidden = !E.length;
+  Q.view.curveKey.hidden = !E.length;
   g.clearRect(0, 0, W, H);
-  if (!E.length) { c.setAttribute("aria-label", "Held-out accuracy: no read-out yet"); return; }
+  if (!E.length) { c.setAttribute("aria-label", EMPTY.curves); return; }
   const ink = getComputedStyle(c).color || "#222";
   const xOf = (s) => left + (W - left - 6) * s / steps, yOf = (a) => bottom - (bottom - top) * a;
   g.font = FONT; g.fillStyle = ink; g.strokeStyle = "#888"; g.lineWidth = 1;
@@ -95,16 +97,16 @@ export function curves(Q) {
     ": overall " + pct(last.accuracy[0]) + ", previous word " + pct(last.accuracy[1]) + ", lookup " + pct(last.accuracy[2]) +
     "; dashed lines: the previous-word rule (" + Q.base.previousWord.map(pct).join(", ") + "); dotted: chance (" +
     pct(Q.base.chance) + ")" + (Q.phaseStep != null ? "; phase change at step " + Q.phaseStep : "") + ".");
-  if (!Q.curveKey.childNodes.length) { key(Q); }
+  if (!Q.view.curveKey.childNodes.length) { key(Q); }
 }
 
 // The key under the curves: each colour's part, and the two baselines.
 function key(Q) {
   const b = Q.base.previousWord;
   PARTS.forEach((part, k) => {
-    Q.curveKey.appendChild(el("span", { class: "mha-train-swatch", style: "background:" + part.colour, "aria-hidden": "true" }));
-    Q.curveKey.appendChild(document.createTextNode(part.name + " (rule " + pct(b[k]) + ") "));
+    Q.view.curveKey.appendChild(el("span", { class: "mha-train-swatch", style: "background:" + part.colour, "aria-hidden": "true" }));
+    Q.view.curveKey.appendChild(document.createTextNode(part.name + " (rule " + pct(b[k]) + ") "));
   });
-  Q.curveKey.appendChild(document.createTextNode("— solid: your model; dashed: the rule \"always answer the previous word\"; dotted: chance, 1/" +
+  Q.view.curveKey.appendChild(document.createTextNode("— solid: your model; dashed: the rule \"always answer the previous word\"; dotted: chance, 1/" +
     Q.vocab + " = " + pct(Q.base.chance) + ". Scored every " + Q.readEvery + " steps on the held-out set."));
 }

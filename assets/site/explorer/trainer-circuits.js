@@ -34,7 +34,7 @@ function map(R, M, base, h) {
     }
   }
   // like with like: the mean over the h x h pairs against the mean of random pairs
-  const mean = sum / (h * h), pair = "L1H" + (Math.floor(best / h) + 1) + " → L2H" + (best % h + 1);
+  const mean = sum / (h * h), pair = headName(0, Math.floor(best / h)) + " → " + headName(1, best % h);
   cv.setAttribute("aria-label", R.label + " of layer-1 head i (rows) into layer-2 head j (columns), " + h + " × " + h +
     ": mean " + mean.toFixed(3) + ", " + (mean / base).toFixed(1) + " × the random baseline " + base.toFixed(3) +
     " (the mean of random pairs); largest " + pair + " = " + M[best].toFixed(3) + ".");
@@ -63,7 +63,7 @@ function table(r, c, h, layers, columns) {
 }
 
 export function circuits(Q, r) {
-  const box = Q.circuits, c = r.circuits, h = r.h, layers = Q.knobs.layers();
+  const box = Q.view.circuits, c = r.circuits, h = r.h, layers = Q.knobs.layers();
   box.textContent = "";
   if (!c) { return; }
   const shown = MAN.train.readouts.filter((R) => R.layers.every((l) => l <= layers));

@@ -7,19 +7,17 @@
 import { MAN } from "./data.js";
 import { el } from "./dom.js";
 import { feedsOf } from "./knob-feeds.js";
-
-export const MIDRUN = "The options apply when a run begins: this run goes on as it started. " +
-  "Reset, then Train, to use them.";
-export const ALL_OFF = "Every head is switched off: the model then reads no word but the current one, so there is no " +
-  "attention to show and nothing to read out. Switch at least one head back on.";
+import { MIDRUN, headName } from "./trainer-text.js";
 
 export class Knobs {
   // tag: the panel's id prefix; who: the run's name for the controls'
   // accessible names ("" for a page with one run); onChange(): a knob
-  // changed while no run is under way.
-  constructor(tag, who, onChange) {
+  // changed while no run is under way; onMidRun(line): one changed during
+  // a run (the control goes back to what the run uses).
+  constructor(tag, who, onChange, onMidRun) {
     this.inputs = {};
     this.onChange = onChange;
+    this.onMidRun = onMidRun;
     this.locked = false;
     this.element = el("div", { class: "mha-train-knobs" }, MAN.train.knobs.map((k) => this.control(k, tag, who)));
     this.chosen = this.read();
@@ -51,14 +49,22 @@ export class Knobs {
     return out;
   }
 
+  // The controls set to the values `e` names (by knob name; a knob it
+  // does not name keeps its control), then chosen.
+  show(e) {
+    MAN.train.knobs.forEach((k) => {
+      if (!(k.name in e)) { return; }
+      const i = this.inputs[k.name];
+      if (k.control === "count") { i.value = String(e[k.name]); } else { i.checked = !!e[k.name]; }
+    });
+    this.chosen = this.read();
+  }
+
   // A knob changed: the next run's option if none is under way; else one
-  // line (returned), and the control goes back to what this run uses.
+  // line, and the control goes back to what this run uses.
   changed() {
     if (this.locked) {
-      MAN.train.knobs.forEach((k) => {
-        const i = this.inputs[k.name], v = this.chosen[k.name];
-        if (k.control === "count") { i.value = String(v); } else { i.checked = v; }
-      });
+      this.show(this.chosen);
       if (this.onMidRun) { this.onMidRun(MIDRUN); }
       return;
     }
@@ -81,19 +87,6 @@ export class Knobs {
   }
 
   key() { return JSON.stringify(this.chosen); }
-
-  // The arguments of TinyConfig(...) and of train(...) that differ from the
-  // defaults: {TinyConfig: ["n_layers=1"], train: ["clip=None"]}.
-  python() {
-    const out = { TinyConfig: [], train: [] };
-    MAN.train.knobs.forEach((k) => {
-      const v = this.chosen[k.name];
-      if (v === k.default) { return; }
-      const literal = k.control === "count" ? String(v) : k.python[v ? "on" : "off"];
-      out[k.python.call].push(k.python.arg + "=" + literal);
-    });
-    return out;
-  }
 }
 
 // The ablation's switches: ticked = the head is on.
@@ -107,7 +100,7 @@ export class Switches {
 
   // The switch under head i of layer l (named for its run and head: "Run A: L1H3: on").
   element(l, i, h) {
-    const k = l * h + i, id = this.tag + "-use-" + k, name = "L" + (l + 1) + "H" + (i + 1);
+    const k = l * h + i, id = this.tag + "-use-" + k, name = headName(l, i);
     const box = el("input", { type: "checkbox", id: id, class: "mha-train-use", "aria-label": this.who + name + ": on" });
     box.checked = !this.off[k];
     box.addEventListener("change", () => { this.off[k] = !box.checked; this.onChange(); });
@@ -116,6 +109,12 @@ export class Switches {
   }
 
   clear() { this.off = {}; }
+
+  // Exactly the heads `pairs` ([layer, head] from 1, a link's) off, for h heads.
+  set(pairs, h) {
+    this.clear();
+    pairs.forEach(([l, i]) => { this.off[(l - 1) * h + (i - 1)] = true; });
+  }
 
   // The heads switched off as the graphs' head_mask (n_layers * h, 1 keep,
   // 0 off), or null when every head is on.
@@ -138,6 +137,6 @@ export class Switches {
 
   // The heads switched off (off: these switches, a copy taken earlier), by name.
   names(h, off = this.off) {
-    return Object.keys(off).filter((k) => off[k]).map((k) => "L" + (Math.floor(k / h) + 1) + "H" + (k % h + 1));
+    return Object.keys(off).filter((k) => off[k]).map((k) => headName(Math.floor(k / h), k % h));
   }
 }

@@ -10,7 +10,7 @@ const LEFT = 38, TOP = 6, BELOW = 18, RIGHT = 6;
 // ref: a book run ({steps, seed, history: [{step, accuracy, previous,
 // lookup}]}) or null; drawn on the panel's curves when they are shown.
 export function faintCurves(P, ref) {
-  const c = P.curves;
+  const c = P.view.curves;
   if (!ref || c.hidden || !P.evals.length) { return false; }
   const g = c.getContext("2d"), W = c.width, H = c.height, bottom = H - BELOW;
   const steps = P.stepsTotal || (P.config && P.config.steps) || 1;

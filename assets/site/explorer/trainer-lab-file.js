@@ -9,11 +9,10 @@ import { el } from "./dom.js";
 import { experimentOf, specOf, writeModelFile } from "./lab/model-file.js";
 import { download, modelFileName, readModel } from "./lab/ui.js";
 import { paramCount } from "./sizes.js";
+import { lines } from "./trainer-text.js";
 
 // What model-file.js checks a file against: the manifest's training entry.
 export function modelSpec() { return specOf(MAN.train, MAN.tiny_tokenizer.max_len); }
-
-let opened = 0; // files opened on this page: each its own setup key
 
 export class LabFiles {
   constructor(lab) {
@@ -69,32 +68,23 @@ export class LabFiles {
     const m = got.model, e = experimentOf(m, modelSpec()), name = file.name.slice(0, 60);
     if (m.init) { // an untrained model: its seed; the page's init graph builds it
       if (P.locked()) { P.resetRun(); }
-      this.lab.restore(Object.assign(e, { text: P.sentence.value, off: [] }));
-      this.lab.linkSteps = null;
+      this.lab.restore(Object.assign(e, { text: P.view.sentence.value, off: [] }), false);
       P.sizeChanged();
       this.lab.line.textContent = name + ": an untrained model (seed " + e.seed + "); press Train to train it here.";
       return true;
     }
-    if (P.worker) { P.worker.terminate(); P.worker = null; }
-    P.clearRun();
-    P.switches.clear(); P.ablation.textContent = ""; P.heads.textContent = ""; P.grids = null;
-    this.lab.restore(Object.assign(e, { text: P.sentence.value, off: [] }));
-    this.lab.linkSteps = null;
-    const d = e.h * e.d_k, step = e.step, layers = e.layers;
-    P.config = { h: e.h, dk: e.d_k, seed: e.seed, d_model: d, steps: e.steps };
-    P.setupKey = "file/" + (++opened);
-    P.stepsTotal = e.steps; P.step = step; P.params = paramCount(d);
-    P.state = "done";
-    P.lock();
+    this.lab.restore(Object.assign(e, { text: P.view.sentence.value, off: [] }), false);
+    const d = e.h * e.d_k, step = e.step, layers = e.layers, params = paramCount(d);
+    const show = P.openModel({ h: e.h, dk: e.d_k, seed: e.seed, d_model: d, steps: e.steps }, step, params,
+      { params: m.params, h: e.h, step: step });
     this.opened = name; // lock() forgets it for any other state
     this.lab.fileOpened();
-    P.summary.textContent = "d_model = " + e.h + " × " + e.d_k + " = " + d + "; " + P.params.toLocaleString("en-US") +
-      " parameters; read from " + name + " (" + layers + " layer" + (layers > 1 ? "s" : "") + ", " + step + " steps).";
-    P.status.textContent = "Opened " + this.opened + ": its heads are drawn below and its roles read; switch heads off " +
-      "to see what they do. Reset builds a fresh model to train.";
-    P.message.textContent = "";
+    P.view.say({ summary: lines.size(e.h, e.d_k, params) + "; read from " + name + " (" + layers + " layer" +
+      (layers > 1 ? "s" : "") + ", " + step + " steps).", message: "",
+    status: "Opened " + name + ": its heads are drawn below and its roles read; switch heads off " +
+      "to see what they do. Reset builds a fresh model to train." });
     this.lab.line.textContent = "";
-    P.newWeights({ params: m.params, h: e.h, step: step });
+    show();
     this.timings = { read: performance.now() - t0, opened: t0 };
     P.onChange("yours");
     return true;

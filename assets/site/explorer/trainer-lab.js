@@ -16,6 +16,7 @@ import { compareRun } from "./lab/compare.js";
 import { copyLink, gradeList, predictionForm } from "./lab/ui.js";
 import { LabFiles } from "./trainer-lab-file.js";
 import { faintCurves } from "./trainer-lab-draw.js";
+import { REBUILD, headName } from "./trainer-text.js";
 import { buildId } from "./lab/report.js";
 import { exportControls } from "./report-view.js";
 
@@ -39,9 +40,9 @@ export function linkLimits() {
 }
 
 export class Lab {
-  // P: the panel; box: its element. The first panel of a page reads the
-  // page's address (a link) and keeps it up to date.
-  constructor(P, box) {
+  // P: the panel. The first panel of a page reads the page's address (a
+  // link) and keeps it up to date.
+  constructor(P) {
     this.P = P;
     this.owner = P.index === 0 && !P.headless && !document.querySelector(".mha-lab[data-address]");
     this.predictions = {};
@@ -68,11 +69,11 @@ export class Lab {
       el("div", { class: "mha-lab-buttons" }, [this.copy, this.files.element]),
       this.address, this.line, this.report]);
     if (this.owner) { this.element.setAttribute("data-address", ""); }
-    this.who = (P.hIn.getAttribute("aria-label") || "h").slice(0, -1); // "Run B: " on a page of two runs
+    this.who = (P.view.hIn.getAttribute("aria-label") || "h").slice(0, -1); // "Run B: " on a page of two runs
     this.name(this.element);
-    box.querySelector(".mha-train-left").appendChild(this.element);
+    P.view.left.appendChild(this.element);
     this.copy.addEventListener("click", () => this.copyLink());
-    P.sentence.addEventListener("change", () => this.remember());
+    P.view.sentence.addEventListener("change", () => this.remember());
     this.search = this.owner ? location.search : ""; // the link the page was opened with
     if (this.search) { this.restore(decodeExperiment(this.search, linkLimits(), null, this.start()).experiment); }
     labData().then((d) => {
@@ -86,27 +87,22 @@ export class Lab {
       this.refresh();
       this.timings.ready = performance.now(); // since the page began to load: the link restored, the questions shown
     }).catch((err) => {
-      this.form.textContent = "The questions did not load (" + err.message + "); rebuild the site with `make book`.";
+      this.form.textContent = "The questions did not load (" + err.message + "); " + REBUILD + ".";
     });
   }
 
   version() { return MAN.train.course_version || ""; }
 
-  start() { return { h: Number(this.P.hIn.value), d_k: Number(this.P.dkIn.value) }; }
+  start() { return { h: Number(this.P.view.hIn.value), d_k: Number(this.P.view.dkIn.value) }; }
 
-  // A link's experiment on the controls (before the panel builds its model).
-  restore(e) {
-    const P = this.P, K = P.knobs.inputs;
-    P.hIn.value = String(e.h); P.dkIn.value = String(e.d_k); P.budget.checked = !!e.budget; P.seedIn.value = String(e.seed);
-    MAN.train.knobs.forEach((k) => { // the knobs a link (or a file) names, by the knob's name
-      if (!(k.name in e)) { return; }
-      if (k.control === "count") { K[k.name].value = String(e[k.name]); } else { K[k.name].checked = !!e[k.name]; }
-    });
-    P.knobs.chosen = P.knobs.read();
-    P.sentence.value = e.text;
-    P.switches.clear();
-    e.off.forEach(([l, i]) => { P.switches.off[(l - 1) * e.h + (i - 1)] = true; });
-    this.linkSteps = { h: e.h, d_k: e.d_k, steps: e.steps };
+  // A link's experiment on the controls (before the panel builds its
+  // model); a model file's (linked false) sets no steps of its own.
+  restore(e, linked = true) {
+    const P = this.P;
+    P.view.set(e);
+    P.knobs.show(e); // the knobs a link (or a file) names, by the knob's name
+    P.switches.set(e.off, e.h);
+    this.linkSteps = linked ? { h: e.h, d_k: e.d_k, steps: e.steps } : null;
     this.linkPatch = { corruption: e.corruption, pairs: e.pairs }; // the Patch view's (trainer-patch.js reads it)
     if (P.patch) { P.patch.choose(this.linkPatch); }
   }
@@ -121,11 +117,11 @@ export class Lab {
     return got.bad ? patchDefault(S) : got;
   }
 
-  // The panel's config, as a size is chosen: a link's steps hold while
-  // its size does.
-  configure(c) {
+  // The steps of the size c ({h, dk}) the panel chose: a link's hold while
+  // its size does; else `steps`, the size's own.
+  stepsFor(c, steps) {
     const s = this.linkSteps;
-    if (s && s.h === c.h && s.d_k === c.dk) { c.steps = s.steps; }
+    return s && s.h === c.h && s.d_k === c.dk ? s.steps : steps;
   }
 
   // The run's settings, as the bank and the link name them.
@@ -136,8 +132,8 @@ export class Lab {
 
   experiment() {
     const P = this.P, s = this.settings();
-    return Object.assign({}, s, { budget: P.budget.checked, off: offPairs(P.switches.off, s.h),
-      text: P.sentence.value.trim(), predict: Object.assign({}, this.predictions) }, this.patchNow());
+    return Object.assign({}, s, { budget: P.view.budget.checked, off: offPairs(P.switches.off, s.h),
+      text: P.view.sentence.value.trim(), predict: Object.assign({}, this.predictions) }, this.patchNow());
   }
 
   // The page's address follows the experiment (the first panel's).
@@ -263,7 +259,7 @@ export class Lab {
   reportRun() {
     const P = this.P, snap = P.snapshot;
     if (!snap || !this.ready || this.files.opened) { throw new Error("There is no run to report: train a model first"); }
-    const h = snap.h, name = (p) => "L" + p[0] + "H" + p[1];
+    const h = snap.h, name = (p) => headName(p[0] - 1, p[1] - 1);
     return { link: location.origin + location.pathname + encodeExperiment(this.experiment(), MAN.train.knobs),
       knobs: MAN.train.knobs, patch: this.patchNow(), patchSpec: MAN.train.patch,
       course: { version: this.version(), build: this.data.build }, settings: this.settings(),

@@ -15,7 +15,7 @@ import { MAN } from "./data.js";
 import { el } from "./dom.js";
 import { colour } from "./trainer-circuits.js";
 import { reader } from "./trainer-readout.js";
-import { headName, pythonLine } from "./trainer-text.js";
+import { REBUILD, headName, runLine } from "./trainer-text.js";
 
 const CELL = 22; // px per head
 
@@ -42,7 +42,7 @@ function grid(title, v, layers, h) {
 }
 
 export class PatchView {
-  constructor(P, box) {
+  constructor(P) {
     this.P = P;
     this.spec = MAN.train.patch || null;
     this.last = null; // the last maps drawn, all of them: {corruption, n, step, ends, maps, fractions, ms, msFirst, msTotal} (tests read it)
@@ -59,7 +59,7 @@ export class PatchView {
     this.python = el("p", { class: "mha-patch-python" });
     this.help = el("p", { class: "mha-patch-help" });
     // each control named once on a page of two runs: "Run A: corruption"
-    const who = (P.train.getAttribute("aria-label") || "").replace(/Train$/, "");
+    const who = (P.view.train.getAttribute("aria-label") || "").replace(/Train$/, "");
     [[this.choice, "corruption"], [this.count, "pairs"], [this.go, "Patch"]].forEach(([e, n]) => e.setAttribute("aria-label", who + n));
     const lab = (input, text) => el("label", { for: input.id }, [text, " ", input]);
     this.element = el("details", { class: "mha-patch" }, [el("summary", { text: "Patch: what flows through each head" }),
@@ -73,9 +73,9 @@ export class PatchView {
     if (P.lab && P.lab.linkPatch) { this.choose(P.lab.linkPatch); } // a link's choice (lab/link.js, checked there)
     this.go.addEventListener("click", () => this.request());
     this.describe();
-    box.querySelector(".mha-train-left").appendChild(this.element);
-    const clearRun = P.clearRun.bind(P); // a new run (Reset, a new size, a file): no stale map
-    P.clearRun = () => { clearRun(); this.clear(); this.note.textContent = ""; };
+    P.view.left.appendChild(this.element);
+    // a new run (Reset, a new size, a file): no stale map
+    P.run.addEventListener("run", () => { this.clear(); this.note.textContent = ""; });
   }
 
   // A link's corruption and pairs on the controls ({corruption, pairs},
@@ -102,7 +102,7 @@ export class PatchView {
   // Why the model now cannot be patched, in one line, or null.
   refusal(n) {
     const P = this.P, S = this.spec;
-    if (!S) { return "This build has no Patch graph; rebuild the site with `make book`."; }
+    if (!S) { return "This build has no Patch graph; " + REBUILD + "."; }
     if (P.state === "running") { return "The model is still training (step " + (P.step || 0) + "): pause it, or let the run finish, then Patch."; }
     if (!P.snapshot || (P.state !== "paused" && P.state !== "done")) { return "No trained model yet: train one (or open a model file), then Patch."; }
     const layers = P.knobs.layers();
@@ -122,16 +122,16 @@ export class PatchView {
     const count = /^\d+$/.test(raw) ? Number(raw) : raw === "" ? 0 : NaN;
     const why = this.refusal(count);
     if (why) { return Promise.resolve(this.refuse(why)); }
-    const P = this.P, snap = P.snapshot, run = P.runId, name = this.choice.value, t0 = performance.now();
+    const P = this.P, snap = P.snapshot, run = P.run.id, name = this.choice.value, t0 = performance.now();
     this.clear();
     this.note.textContent = "Patching every head on " + count + " \u201c" + name + "\u201d pairs\u2026";
     let first = null; // ms from the request to the first maps drawn
     const part = (r) => { // the patching maps, while the ablation maps run
-      if (run !== P.runId || this.note.textContent.indexOf("Patching every head") !== 0) { return; }
+      if (run !== P.run.id || this.note.textContent.indexOf("Patching every head") !== 0) { return; }
       if (this.draw(Object.assign(r, { step: snap.step }))) { first = performance.now() - t0; }
     };
     return reader().patch(snap.params, snap.h, name, count, run, part).then((r) => {
-      if (run !== P.runId) { return this.refuse("The model changed while it was patched: press Patch again."); }
+      if (run !== P.run.id) { return this.refuse("The model changed while it was patched: press Patch again."); }
       return this.draw(Object.assign(r, { step: snap.step, msFirst: first, msTotal: performance.now() - t0 }));
     }, (err) => this.refuse("Could not patch: " + (err.message || err) + "."));
   }
@@ -168,7 +168,7 @@ export class PatchView {
   // the opened file), the pairs, the maps.
   line(r) {
     const P = this.P, S = this.spec, file = P.lab && P.lab.files && P.lab.files.opened;
-    const model = file ? "model = tm.load(" + JSON.stringify(file) + ")" : pythonLine(P.config, r.step, P.knobs).replace(/^model, metrics/, "model, _");
+    const model = file ? "model = tm.load(" + JSON.stringify(file) + ")" : runLine(P.config, r.step, P.knobs).replace(/^model, metrics/, "model, _");
     const pairs = "p = mc.corrupt(" + JSON.stringify(r.corruption) + ", " + S.n_pairs + ", seed=" + S.seed + ")" +
       (r.n < S.n_pairs ? "; p = mc.Pairs(*(t[:" + r.n + "] for t in p))" : "");
     return model + "; " + pairs + "; " + S.directions.map((d) => "mc.patching_map(model, p, " + JSON.stringify(d) + ")")

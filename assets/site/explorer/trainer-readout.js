@@ -4,14 +4,14 @@
 // switched off: every head's pattern, role and per-part accuracy again)
 // and the circuits. The numbers come from the exported graphs, run by the
 // page's one read-out worker (Reader); a Readouts keeps one panel's in
-// order and draws them.
+// order, draws them, and tells each one kept as a "read" event (detail:
+// the read-out; class/rerun.js listens). It owns evals, roles, the phase
+// step and the ablated read-out; the panel reads them through its getters.
 import { MAN, STATIC } from "./data.js";
 import { Reader } from "./trainer-client.js";
 import { curves, chart } from "./trainer-charts.js";
 import { circuits } from "./trainer-circuits.js";
-import { titles } from "./trainer-heads.js";
-import { ALL_OFF } from "./trainer-knobs.js";
-import { ablation, phase, readouts, timeline } from "./trainer-text.js";
+import { ADVICE, ALL_OFF, ablation, phase, readouts, timeline } from "./trainer-text.js";
 
 // The phase change: the first read-out at which lookup accuracy is more
 // than PHASE_MARGIN above the previous-word rule's (which answers a lookup
@@ -22,7 +22,6 @@ import { ablation, phase, readouts, timeline } from "./trainer-text.js";
 // build copies into the manifest: the marks and the grades use one rule.
 export const PHASE_MARGIN = MAN && MAN.train ? MAN.train.phase_margin : null;
 const READER = new URL("readout-worker.js", import.meta.url).href;
-const ADVICE = " Reset, then Train, to try again once the file is back; if this comes back, rebuild the site with `make book`.";
 
 let shared = null; // the page's one read-out worker, started with the first read
 export function reader() { return shared || (shared = new Reader(READER, STATIC, MAN)); }
@@ -63,8 +62,8 @@ function roleSteps(evals) {
   return out;
 }
 
-export class Readouts {
-  constructor(panel) { this.P = panel; this.clear(); }
+export class Readouts extends EventTarget {
+  constructor(panel) { super(); this.P = panel; this.ablating = false; this.ablateAgain = false; this.clear(); }
 
   clear() {
     this.evals = []; this.phaseStep = null; this.roleSteps = null; this.roleNames = null;
@@ -74,13 +73,13 @@ export class Readouts {
   // Each read names the panel's run (its model now); mine(r) says whether
   // an answer is about it (a Reset, a new size or a file opened since makes
   // a new run, and the earlier model's answers are dropped).
-  opts(extra) { return Object.assign({ feeds: this.P.knobs.feeds(), run: this.P.runId }, extra || {}); }
-  mine(r, key) { return r.run === this.P.runId && key === this.P.setupKey; }
+  opts(extra) { return Object.assign({ feeds: this.P.knobs.feeds(), run: this.P.run.id }, extra || {}); }
+  mine(r, key) { return r.run === this.P.run.id && key === this.P.run.key; }
 
   // Score a copy of the weights on the held-out set, beside training. Every
   // copy the worker sends is read once.
   read(snap) {
-    const P = this.P, key = P.setupKey;
+    const P = this.P, key = P.run.key;
     if (!snap || this.readSteps[snap.step]) { return; }
     this.readSteps[snap.step] = true;
     const opts = this.opts();
@@ -88,7 +87,7 @@ export class Readouts {
       if (this.mine(r, key)) { this.show(r); }
     }).catch((err) => {
       if (!this.mine(opts, key)) { return; }
-      P.accuracy.textContent = "The held-out read-out failed: " + err.message + "." + (err.stage === "load" ? ADVICE : "");
+      P.view.say({ accuracy: "The held-out read-out failed: " + err.message + "." + (err.stage === "load" ? ADVICE : "") });
     });
   }
 
@@ -99,8 +98,8 @@ export class Readouts {
     const P = this.P, a = e.accuracy, layers = P.knobs.layers();
     if (a.some((x) => !Number.isFinite(x))) { return; } // never drawn: not a number
     if (a[0] >= 0.9 && P.timings.ninety == null && P.timings.trainPressed != null) {
-      P.timings.ninety = performance.now() - P.timings.trainPressed;
-      P.timings.ninetyStep = e.step;
+      P.run.mark("ninety", performance.now() - P.timings.trainPressed);
+      P.run.mark("ninetyStep", e.step);
     }
     let at = 0;
     while (at < this.evals.length && this.evals[at].step < e.step) { at++; }
@@ -112,7 +111,7 @@ export class Readouts {
     const jump = this.evals.find((r) => r.accuracy[2] > base + PHASE_MARGIN);
     this.phaseStep = jump ? jump.step : null;
     readouts(P, last);
-    titles(P);
+    P.pictures.titles();
     curves(P);
     chart(P);
     phase(P, PHASE_MARGIN);
@@ -122,22 +121,23 @@ export class Readouts {
       circuits(P, last);
     }
     if (P.lab) { P.lab.readout(); } // grades, the book's run
+    this.dispatchEvent(new CustomEvent("read", { detail: e }));
   }
 
   // The ablation: the heads switched off on the model now; its pictures
   // (the panel's probe) and its read-out (accuracy, roles), again.
   ablate() {
-    const P = this.P, snap = P.snapshot, key = P.setupKey;
+    const P = this.P, snap = P.snapshot, key = P.run.key;
     if (!snap) { return; }
     const mask = P.switches.mask(snap.h);
-    if (!mask) { this.ablated = null; P.ablation.textContent = ""; P.probe(); titles(P); return; }
+    if (!mask) { this.ablated = null; P.view.say({ ablation: "" }); P.pictures.probe(); P.pictures.titles(); return; }
     if (P.switches.allOff(snap.h, P.knobs.layers())) {
       this.ablated = null;
-      P.heads.classList.add("mha-train-all-off"); // no pictures; the switches stay, to switch back on
-      P.ablation.textContent = ALL_OFF;
+      P.view.heads.classList.add("mha-train-all-off"); // no pictures; the switches stay, to switch back on
+      P.view.say({ ablation: ALL_OFF });
       return;
     }
-    P.probe();
+    P.pictures.probe();
     if (this.ablating) { this.ablateAgain = true; return; } // one at a time; the newest next
     this.ablating = true;
     this.ablateAgain = false;
@@ -149,10 +149,10 @@ export class Readouts {
       this.ablated = r;
       if (P.lab) { P.lab.ablated(r, snap, off); }
       ablation(P, P.switches.names(snap.h, off));
-      titles(P);
+      P.pictures.titles();
     }).catch((err) => {
       if (!this.mine(opts, key)) { return; }
-      P.ablation.textContent = "The ablated read-out failed: " + err.message + "." + (err.stage === "load" ? ADVICE : "");
+      P.view.say({ ablation: "The ablated read-out failed: " + err.message + "." + (err.stage === "load" ? ADVICE : "") });
     }).then(() => {
       this.ablating = false;
       if (this.ablateAgain) { this.ablate(); }

@@ -1,18 +1,31 @@
-// A trainer panel's run, from a size to a trained model: the size checks,
-// building the model in the worker, and what the worker says (ready,
-// state, error), in words. trainer.js's Panel extends it.
-import { MAN } from "./data.js";
-import { engine as E } from "./engine.js";
-import { checkSizes, paramCount } from "./sizes.js";
+// A trainer panel's run (Run): its life (idle | loading | ready | running |
+// paused | done | diverged | failed), its step, losses and copy of the
+// weights, its identity (a run id, and the key of the model it builds),
+// its training worker and the timings the benchmarks read. Run is the one
+// owner of these: the panel and its parts read them here and change them
+// through Run's methods. What happens is told as events (Run is an
+// EventTarget; the panel listens first, then anyone else, such as the
+// class page's re-run, class/rerun.js):
+//   "run"     a new run begins (a new id): what the last one drew goes
+//   "state"   the state changed; detail: the worker's message, or {state}
+//   "step"    training went on; detail: the worker's progress message
+//   "weights" a new copy of the weights; detail: {params, h, step}
+//   "failed"  the run cannot go on; detail: {line}, the one line that says why
+import { Client } from "./trainer-client.js";
+import { crashLine, failureLine } from "./trainer-text.js";
 
-const ADVICE = " Reset, then Train, to try again once the file is back; if this comes back, rebuild the site with `make book`.";
+const WORKER = new URL("train-worker.js", import.meta.url).href;
+const LOCKED = ["running", "paused", "done", "diverged"]; // a model exists: the size stays
+let runs = 0; // runs made on this page: each its own id
+let files = 0; // model files opened on this page: each its own key
 
 // Why training cannot run here, or null. The explorer's precomputed
 // pictures work either way.
 export function unavailable() {
   if (location.protocol === "file:") {
     return "Training runs only when the site is served over http(s): browsers refuse WebAssembly " +
-      "modules and workers on file:// pages. Run `python -m http.server -d _build/html` and open it there.";
+      "modules and workers on file:// pages. Run `python -m http.server -d _build/html` and open " +
+      "it there.";
   }
   if (typeof WebAssembly !== "object" || typeof Worker !== "function") {
     return "This browser has no WebAssembly or Web Workers, which training needs.";
@@ -20,135 +33,148 @@ export function unavailable() {
   return null;
 }
 
-function finite(weights) { return !!weights && weights.params.every((p) => p.data.every(Number.isFinite)); }
+function finite(weights) {
+  return !!weights && weights.params.every((p) => p.data.every(Number.isFinite));
+}
 
-export class Lifecycle {
-  sizeChanged() {
-    const c = this.read();
-    const bad = checkSizes(c.h, c.dk, c.budget) || (Number.isInteger(c.seed) && c.seed >= 0 ? null
-      : "seed must be a whole number from 0 to 999.");
-    this.message.textContent = bad || "";
-    if (bad) {
-      this.summary.textContent = ""; this.config = null; this.setupKey = null;
-      if (!this.locked() && this.state !== "failed") { this.state = "idle"; this.status.textContent = ""; }
-      this.lock();
+export class Run extends EventTarget {
+  constructor() {
+    super();
+    this.state = "idle";
+    this.step = 0;
+    this.losses = [];
+    this.stepsTotal = null; // the run's length, as the worker or the file says
+    this.stepsPerSecond = null;
+    this.params = null; // the model's parameter count
+    this.snapshot = null; // the latest copy of the weights: {params, h, step}
+    this.config = null; // {h, dk, seed, d_model, steps}, or null for a size refused
+    this.key = null; // the model being built or trained (its size, seed, knobs)
+    this.id = 0;
+    this.worker = null;
+    this.timings = { created: performance.now() };
+  }
+
+  emit(type, detail) { this.dispatchEvent(new CustomEvent(type, { detail: detail })); }
+  to(state, detail) {
+    this.state = state;
+    this.emit("state", Object.assign({ state: state }, detail));
+  }
+
+  locked() { return LOCKED.includes(this.state); }
+  mark(name, value) { this.timings[name] = value; }
+  repainted(ms) { (this.timings.repaints = this.timings.repaints || []).push(ms); }
+  weights(w) { this.snapshot = w; if (w) { this.emit("weights", w); } }
+
+  // The size chosen (null: refused; the model, if any, is forgotten).
+  configure(config) {
+    this.config = config;
+    if (!config) {
+      this.key = null;
+      if (!this.locked() && this.state !== "failed") { this.state = "idle"; }
+    }
+  }
+
+  // A new run: a new id (a reply of the workers about an earlier one is
+  // never kept), no losses, no timings of the last.
+  fresh() {
+    this.id = ++runs;
+    this.losses = [];
+    ["ninety", "ninetyStep", "trainPressed"].forEach((k) => { this.timings[k] = null; });
+    this.emit("run", { id: this.id });
+  }
+
+  // Build the model `key` (the worker starts now if it has not); setup(key,
+  // args) sends the worker its setup once the page has what it needs.
+  build(key) {
+    if (!this.worker) { this.worker = new Client(WORKER, this.handlers()); }
+    this.to("loading");
+    this.fresh();
+    this.key = key;
+  }
+  setup(key, args) { if (this.worker && key === this.key) { this.worker.setup(args); } }
+  building(key) {
+    const made = this.state === "loading" || this.state === "ready";
+    return !!this.worker && key === this.key && made;
+  }
+
+  train() { this.timings.trainPressed = performance.now(); this.worker.train(); }
+  pause() { if (this.worker && this.state === "running") { this.worker.pause(); } }
+  end() { if (this.worker) { this.worker.terminate(); this.worker = null; } }
+
+  fail(line) {
+    this.end();
+    this.snapshot = null;
+    this.to("failed");
+    this.emit("failed", { line: line });
+  }
+
+  // Reset: the model goes (its worker too); returns the step it had.
+  reset() {
+    const at = this.step || 0;
+    this.end();
+    this.step = 0;
+    this.snapshot = null;
+    this.to("idle");
+    this.fresh();
+    return at;
+  }
+
+  // A model read from a file (config, its step and parameter count): a
+  // finished run, with no worker.
+  opened(config, step, params) {
+    this.end();
+    this.fresh();
+    this.config = config;
+    this.key = "file/" + (++files);
+    this.stepsTotal = config.steps; this.step = step; this.params = params;
+    this.to("done", { file: true });
+  }
+
+  // What the worker says about this run's model (its run id).
+  handlers() {
+    const mine = (fn) => (msg) => { if (msg.run === this.id) { fn(msg); } };
+    return {
+      ready: mine((msg) => this.ready(msg)),
+      progress: mine((msg) => this.progress(msg)),
+      state: mine((msg) => this.changed(msg)),
+      error: mine((msg) => this.fail(failureLine(msg, this.step))),
+      crash: (why) => this.fail(crashLine(why)),
+    };
+  }
+
+  ready(msg) {
+    if (!this.config || msg.key !== this.key) { return; } // an older size, since changed
+    this.step = 0; this.params = msg.params; this.stepsTotal = msg.steps;
+    this.snapshot = msg.weights;
+    this.to("ready", msg);
+    this.weights(msg.weights);
+  }
+
+  progress(msg) {
+    this.step = msg.step;
+    Array.prototype.push.apply(this.losses, msg.losses);
+    this.stepsPerSecond = msg.stepsPerSecond;
+    this.stepsTotal = msg.steps;
+    if (msg.weights) { this.snapshot = msg.weights; } // before "step": "Yours" reads it
+    this.emit("step", Object.assign({ first: this.losses.length === msg.losses.length }, msg));
+    this.weights(msg.weights);
+  }
+
+  // The worker's state: running, paused, done, or diverged (the loss or
+  // the gradient norm is not a number: the model kept is the one before
+  // that step, if it is finite).
+  changed(msg) {
+    if (msg.step != null) { this.step = msg.step; } // the counter, "Yours" and the line agree
+    if (msg.state === "done") { this.timings.done = performance.now(); }
+    if (msg.state === "diverged") {
+      const kept = finite(msg.weights);
+      this.snapshot = kept ? msg.weights : null;
+      this.to("diverged", Object.assign({ kept: kept }, msg));
+      if (kept) { this.weights(msg.weights); }
       return;
     }
-    const d = c.h * c.dk;
-    this.config = { h: c.h, dk: c.dk, seed: c.seed, d_model: d, steps: MAN.train.steps_for[String(d)] };
-    if (this.lab) { this.lab.configure(this.config); } // a link's steps
-    this.summary.textContent = "d_model = " + c.h + " × " + c.dk + " = " + d + "; " +
-      paramCount(d).toLocaleString("en-US") + " parameters; " + this.config.steps +
-      " steps of " + MAN.train.batch[0] + " sequences.";
-    this.prepare();
-  }
-
-  // Build the model (the init graph) as soon as the size is valid and the
-  // panel has been near the screen, so that Train starts at once.
-  prepare() {
-    const c = this.config;
-    if (!c || this.locked() || !this.seen) { return; }
-    const why = unavailable();
-    if (why) { this.fail(why); return; }
-    const key = [c.h, c.dk, c.seed, c.steps, this.knobs.key()].join("/");
-    // the same model, built or being built (an input event that changed
-    // nothing: "same budget" ticked again, a field retyped): not again, nor
-    // its step-0 read-out, which would take the read-out worker's core
-    // from the first steps of a run
-    if (this.worker && key === this.setupKey && (this.state === "loading" || this.state === "ready")) { return; }
-    if (!this.worker) { this.worker = this.newClient(); }
-    this.state = "loading";
-    this.status.textContent = "Building the model (h = " + c.h + ", d_k = " + c.dk + ") …";
-    this.lock();
-    this.clearRun();
-    this.setupKey = key;
-    this.tokens().then(() => {
-      if (this.worker && key === this.setupKey) { this.worker.setup(this.setupArgs(c)); }
-    }).catch((err) => {
-      if (key === this.setupKey) { this.fail("The page's engine did not start: " + (err.message || err) + "." + ADVICE); }
-    });
-  }
-
-  fail(why) {
-    if (this.worker) { this.worker.terminate(); this.worker = null; }
-    this.snapshot = null;
-    this.state = "failed";
-    this.message.textContent = why;
-    this.status.textContent = "";
-    this.lock();
-  }
-
-  // The one line for an error the worker reports: a file that did not load
-  // (before any step), or a step that failed (a run that had started).
-  failure(msg) {
-    if (msg.stage === "load") {
-      return "Training cannot start: " + msg.message + ". Reload the page, or Reset once the file is back; if this comes back, " +
-        "the site is incomplete: rebuild it with `make book`.";
-    }
-    if (msg.stage === "setup") { return "The model could not be built: " + msg.message + ". Reset, or reload the page."; }
-    return "Training stopped at step " + (this.step || 0) + ": " + msg.message + ". Reset to start again.";
-  }
-
-  onReady(msg) {
-    if (!this.config || msg.key !== this.setupKey) { return; } // an older size, since changed
-    this.state = "ready"; this.step = 0; this.params = msg.params;
-    this.summary.textContent = "d_model = " + msg.h + " × " + msg.d_k + " = " + msg.d_model + "; " +
-      msg.params.toLocaleString("en-US") + " parameters; " + msg.steps + " steps of " + MAN.train.batch[0] + " sequences.";
-    this.status.textContent = "Ready: press Train.";
-    this.stepsTotal = msg.steps;
-    this.lock();
-    this.newWeights(msg.weights);
-  }
-
-  onState(msg) {
-    this.state = msg.state;
-    if (msg.step != null) { this.step = msg.step; } // the counter, "Yours" and this line agree
-    if (msg.state === "diverged") { this.diverged(msg); this.lock(); return; }
-    this.newWeights(msg.weights);
-    if (msg.state === "running") { this.status.textContent = msg.note ? "Already training." : "Training …"; }
-    if (msg.state === "paused") {
-      this.progress.textContent = "";
-      this.status.textContent = "Paused at step " + msg.step + ": Resume goes on, Reset discards the model.";
-    }
-    if (msg.state === "done") {
-      this.timings.done = performance.now();
-      this.progress.textContent = "";
-      this.status.textContent = "Done: " + msg.step + " steps in " + ((this.timings.done - this.timings.trainPressed) / 1000).toFixed(1) +
-        " s. Type a sentence in the box below to see the trained heads on it" +
-        (document.getElementById("mha-explorer") ? ", or pick \"Yours\" as the model in the explorer above" : "") +
-        "; Reset to train another size.";
-      this.showPython(msg.step);
-    }
-    this.lock();
-    if (msg.state === "paused" || msg.state === "done") { this.onChange("yours"); }
-  }
-
-  // The loss or the gradient norm is not a number: training stops; the
-  // model shown is the one before that step, if it is finite.
-  diverged(msg) {
-    const kept = finite(msg.weights);
-    if (kept) { this.newWeights(msg.weights); } else { this.snapshot = null; this.heads.hidden = true; }
-    this.progress.textContent = "";
-    this.status.textContent = "Stopped at step " + msg.step + ": the loss diverged.";
-    this.message.textContent = "The loss diverged at step " + (msg.step + 1) + " (loss " + msg.loss + ", gradient norm " +
-      msg.norm + "): training stopped" + (kept ? msg.step ? "; the model after step " + msg.step + ", the last finite one, is shown"
-        : "; the initial model is shown" : "; no model is shown, as its weights are not finite numbers either (a damaged data file?)") +
-      ". Reset, and try a smaller d_model or another seed.";
-  }
-
-  // The explorer's view of this model (the same fields as a manifest entry).
-  entry() {
-    const c = this.config, last = this.evals[this.evals.length - 1];
-    return { name: "yours", h: c.h, d_k: c.dk, d_model: c.d_model, params: this.params || 0,
-      layers: this.knobs.layers(), trained: true, yours: true, steps: this.step,
-      accuracy: last ? last.accuracy[0] : null, max_len: MAN.tiny_tokenizer.max_len };
-  }
-
-  // The explorer runs this model on its own text through here (the latest
-  // weights the worker sent).
-  runText(text) {
-    const snap = this.snapshot;
-    if (snap) { return E.tinyText(snap.params, snap.h, text, { feeds: this.knobs.feeds() }); }
-    return E.tokenizeTiny(text).then((tok) => ({ tokens: [], attn: [], kept: 0, total: tok.total, unk: 0 }));
+    if (msg.weights) { this.snapshot = msg.weights; }
+    this.to(msg.state, msg);
+    if (msg.weights) { this.weights(msg.weights); }
   }
 }

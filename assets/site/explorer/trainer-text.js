@@ -1,14 +1,72 @@
-// The trainer's read-outs in words: the first loss against ln V, the phase
-// line, the roles' timeline, the accuracy and roles lines, the ablation
-// line and the Python line of a run. Each function takes Q, the panel, and
-// writes into its elements; none keeps state.
+// The trainer's words, each written once: the advice after a failure, the
+// lines of a run's life (lines), a head's name, and the read-outs in words
+// (the first loss against ln V, the phase line, the roles' timeline, the
+// accuracy and roles lines, the ablation line and the Python line of a
+// run). The functions that take Q, the panel, read it and write into its
+// view's elements; none keeps state.
 import { MAN } from "./data.js";
 import { el, pct } from "./dom.js";
+import { pythonLine } from "./lab/link.js";
+
+// What to do when the build is incomplete, and when a file the page needs
+// did not load (after "... failed: why.").
+export const REBUILD = "rebuild the site with `make book`";
+export const ADVICE = " Reset, then Train, to try again once the file is back; " +
+  "if this comes back, " + REBUILD + ".";
+export const MIDRUN = "The options apply when a run begins: this run goes on as it started. " +
+  "Reset, then Train, to use them.";
+export const ALL_OFF = "Every head is switched off: the model then reads no word but the " +
+  "current one, so there is no attention to show and nothing to read out. " +
+  "Switch at least one head back on.";
+
+// A head by its place (l, i from 0): "L1H2" in titles, tables and lists
+// (the report's and the link's format), "Layer 1, head 2" read aloud.
+export function headName(l, i) { return "L" + (l + 1) + "H" + (i + 1); }
+export function headWords(l, i) { return "Layer " + (l + 1) + ", head " + (i + 1); }
+
+// The lines of a run's life (trainer-panel.js, trainer-lab-file.js).
+export const lines = {
+  size: (h, dk, params) => "d_model = " + h + " × " + dk + " = " + h * dk + "; " +
+    params.toLocaleString("en-US") + " parameters",
+  summary: (h, dk, params, steps) => lines.size(h, dk, params) + "; " + steps + " steps of " +
+    MAN.train.batch[0] + " sequences.",
+  ready: "Ready: press Train.",
+  progress: (m) => "Training: step " + m.step + " of " + m.steps + ", loss " +
+    m.losses[m.losses.length - 1].toFixed(3) + ", " + m.stepsPerSecond.toFixed(1) + " steps/s.",
+  paused: (step) => "Paused at step " + step + ": Resume goes on, Reset discards the model.",
+  done: (step, secs, explorer) => "Done: " + step + " steps in " + secs.toFixed(1) + " s. Type a " +
+    "sentence in the box below to see the trained heads on it" +
+    (explorer ? ", or pick \"Yours\" as the model in the explorer above" : "") +
+    "; Reset to train another size.",
+  stopped: (step) => "Stopped at step " + step + ": the loss diverged.",
+  diverged: (m) => "The loss diverged at step " + (m.step + 1) + " (loss " + m.loss +
+    ", gradient norm " + m.norm + "): training stopped" + (!m.kept ? "; no model is shown, as " +
+      "its weights are not finite numbers either (a damaged data file?)" : m.step ? "; the model " +
+      "after step " + m.step + ", the last finite one, is shown" : "; the initial model is shown") +
+    ". Reset, and try a smaller d_model or another seed.",
+};
+
+// The one line for an error the worker reports: a file that did not load
+// (before any step), or a step that failed (a run that had started).
+export function failureLine(msg, step) {
+  if (msg.stage === "load") {
+    return "Training cannot start: " + msg.message + ". Reload the page, or Reset once the file " +
+      "is back; if this comes back, the site is incomplete: " + REBUILD + ".";
+  }
+  if (msg.stage === "setup") {
+    return "The model could not be built: " + msg.message + ". Reset, or reload the page.";
+  }
+  return "Training stopped at step " + (step || 0) + ": " + msg.message + ". Reset to start again.";
+}
+
+// The training worker stopped (its file missing, or it crashed).
+export function crashLine(why) {
+  return "The training worker stopped: " + why + ". Reset to start again; if this comes back, " +
+    "reload the page, or " + REBUILD + ".";
+}
 
 export const ROLE_NAMES = { previous: "previous token", induction: "induction", duplicate: "duplicate token",
   self: "self", first: "first token", mixed: "mixed" };
-
-export function headName(l, i) { return "L" + (l + 1) + "H" + (i + 1); }
 
 // The first loss, read against ln V.
 export function lossNote(Q) {
@@ -22,9 +80,9 @@ export function lossNote(Q) {
   } else {
     how = "; a little below, because its random logits happen to favour some right answers.";
   }
-  Q.lossNote.textContent = "First loss " + first.toFixed(2) + "; ln " + V + " = " + lnV.toFixed(2) +
+  Q.view.say({ lossNote: "First loss " + first.toFixed(2) + "; ln " + V + " = " + lnV.toFixed(2) +
     " is the loss of a uniform guess over the " + V + " words (probability 1/" + V +
-    " on every answer). An untrained model guesses almost uniformly, so it starts near ln " + V + how;
+    " on every answer). An untrained model guesses almost uniformly, so it starts near ln " + V + how });
 }
 
 // The phase line: what was measured, and the induction heads only when the
@@ -33,18 +91,18 @@ export function phase(Q, margin) {
   const rule = Q.base.previousWord[2];
   const words = "Lookup leaves its plateau at the first read-out where lookup accuracy is more than " +
     (100 * margin).toFixed(0) + " points above the previous-word rule's " + pct(rule);
-  if (Q.phaseStep == null) { Q.phase.textContent = Q.evals.length ? words + ": not yet." : ""; return; }
+  if (Q.phaseStep == null) { Q.view.say({ phase: Q.evals.length ? words + ": not yet." : "" }); return; }
   const r = Q.evals.find((e) => e.step === Q.phaseStep), last = Q.evals[Q.evals.length - 1];
   const induction = [];
   (last.roleNames || []).forEach((row, l) => row.forEach((name, i) => { if (name === "induction") { induction.push(headName(l, i)); } }));
-  Q.phase.textContent = words + ": step " + Q.phaseStep + ", lookup " + pct(r.accuracy[2]) + ". " +
+  Q.view.say({ phase: words + ": step " + Q.phaseStep + ", lookup " + pct(r.accuracy[2]) + ". " +
     (induction.length ? "At step " + last.step + " the roles name induction heads: " + induction.join(", ") + "."
-      : "No head's role is induction at step " + last.step + " (head_roles, held-out set): the accuracy alone does not show which heads do the lookup.");
+      : "No head's role is induction at step " + last.step + " (head_roles, held-out set): the accuracy alone does not show which heads do the lookup.") });
 }
 
 // When each head first took its role: previous-token, induction.
 export function timeline(Q) {
-  const box = Q.timeline;
+  const box = Q.view.timeline;
   box.textContent = "";
   if (!Q.roleSteps || !Q.roleSteps.length) { return; }
   const table = el("table", { class: "mha-train-roletable" }, [
@@ -67,11 +125,11 @@ export function timeline(Q) {
 // The held-out accuracy and each head's role, from one evaluation.
 export function readouts(Q, e) {
   const a = e.accuracy;
-  Q.accuracy.textContent = "Held-out accuracy after " + e.step + " steps: " + pct(a[0]) +
-    " (previous word " + pct(a[1]) + ", lookup " + pct(a[2]) + ").";
+  Q.view.say({ accuracy: "Held-out accuracy after " + e.step + " steps: " + pct(a[0]) +
+    " (previous word " + pct(a[1]) + ", lookup " + pct(a[2]) + ")." });
   const parts = [];
   Q.roleNames.forEach((row, l) => row.forEach((name, i) => parts.push(headName(l, i) + " " + ROLE_NAMES[name])));
-  Q.roles.textContent = "Roles (head_roles, held-out set): " + parts.join(", ") + ".";
+  Q.view.say({ roles: "Roles (head_roles, held-out set): " + parts.join(", ") + "." });
 }
 
 // The ablated model's read-out, against the model with every head on; a
@@ -82,23 +140,20 @@ export function ablation(Q, off) {
   r.roleNames.forEach((row, l) => row.forEach((name, i) => {
     if (name !== "mixed" && !Q.switches.isOff(l, i, r.h)) { parts.push(headName(l, i) + " " + ROLE_NAMES[name]); }
   }));
-  Q.ablation.textContent = "Switched off: " + off.join(", ") + ". At step " + r.step + ", held-out accuracy " + pct(a[0]) +
+  Q.view.say({ ablation: "Switched off: " + off.join(", ") + ". At step " + r.step + ", held-out accuracy " + pct(a[0]) +
     " (previous word " + pct(a[1]) + ", lookup " + pct(a[2]) + ")" +
     (full ? ", against " + pct(full.accuracy[0]) + " (" + pct(full.accuracy[1]) + ", " + pct(full.accuracy[2]) + ") with every head on" : "") +
-    ". Roles of the heads still on: " + (parts.length ? parts.join(", ") : "none named") + ". The pictures below are the ablated model's.";
+    ". Roles of the heads still on: " + (parts.length ? parts.join(", ") : "none named") + ". The pictures below are the ablated model's." });
 }
 
-// The Python line that reproduces a page run (tm.train's signature), with
-// the knobs that differ from their defaults (Knobs.python).
-export function pythonLine(c, steps, knobs) {
-  const args = knobs.python();
-  const cfg = ["h=" + c.h, "d_k=" + c.dk].concat(args.TinyConfig).join(", ");
-  return "model, metrics = tm.train(tm.TinyConfig(" + cfg + "), " +
-    ["steps=" + steps, "seed=" + c.seed].concat(args.train).join(", ") + ")";
+// The Python line that reproduces a page run of config c ({h, dk, seed})
+// to `steps` with the knobs' choice (lab/link.js writes it, for a link too).
+export function runLine(c, steps, knobs) {
+  return pythonLine(Object.assign({}, knobs.chosen, { h: c.h, d_k: c.dk, seed: c.seed, steps: steps }), MAN.train.knobs);
 }
 
 export function showPython(Q, steps) {
-  Q.python.textContent = "";
-  Q.python.appendChild(document.createTextNode("The same run in Python (with from mhacourse import tiny_model as tm): "));
-  Q.python.appendChild(el("code", { text: pythonLine(Q.config, steps, Q.knobs) }));
+  Q.view.say({ python: "" });
+  Q.view.python.appendChild(document.createTextNode("The same run in Python (with from mhacourse import tiny_model as tm): "));
+  Q.view.python.appendChild(el("code", { text: runLine(Q.config, steps, Q.knobs) }));
 }

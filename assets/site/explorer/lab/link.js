@@ -23,11 +23,14 @@ const MAX_TEXT = 200; // characters of the sentence
 const SEED_MAX = 999; // the seed box's range
 const KEYS = ["v", "h", "dk", "budget", "seed", "steps", "off", "text", "predict", "corruption", "pairs"]; // and the knobs' names
 
+// The sentence under the heads when a link names none.
+export const PROBE = "the cat sat on the mat because the cat was tired";
+
 // The experiment the page starts with when a link says nothing (start:
 // the panel's own defaults, e.g. {h: 1, d_k: 64}, override these).
 export function defaultExperiment(limits, start) {
   const e = Object.assign({ h: 4, d_k: 16, budget: false, seed: 0, steps: 0 }, knobDefaults(limits.knobs),
-    { off: [], text: "the cat sat on the mat because the cat was tired", predict: {} }, patchDefault(limits.patch));
+    { off: [], text: PROBE, predict: {} }, patchDefault(limits.patch));
   Object.keys(e).forEach((k) => { if (start && Object.prototype.hasOwnProperty.call(start, k)) { e[k] = start[k]; } });
   e.steps = e.steps || stepsFor(limits, e.h * e.d_k);
   return e;
