@@ -182,3 +182,75 @@ def test_imports_go_one_way_and_onnxruntime_is_set_up_once():
     users = {f for f in JS if "explorer/ort.js" in imports(f)}
     assert {"explorer/engine.js", "explorer/smollm2-engine.js",
             "explorer/worker-common.js"} <= users, users
+
+
+# The trainer panel's parts and the names its files give them (issue 50):
+# the panel (P, Q, panel, this.P), its run (R), its view (V), and each part
+# reached from them. A part's fields are assigned only in its own class.
+PARTS = r"(?:run|view|knobs|switches|readout|pictures|lab|patch|files|worker)"
+OTHERS = re.compile(rf"(?:\bthis\.(?:P|lab)|\b(?:P|Q|R|V|panel))(?:\.{PARTS})*"
+                    r"\.(\w+)\s*(?:=(?!=)|\+\+|--|[-+*/]=|\[[^\]\n]*\]\s*=(?!=))")
+# The view's lines and controls are written by the view (View.say, set,
+# lock, read); the other parts draw into its canvases and boxes.
+VIEW_WRITES = re.compile(r"(?:(?:\bthis\.P|\b(?:P|Q))\.view|\bV)\.\w+"
+                         r"\.(?:textContent|value|checked)\s*=(?!=)")
+TRAINER = {f: t for f, t in SITE_CODE.items() if re.search(
+    r"explorer/(trainer[\w-]*|lab/\w+)\.js$|class/rerun\.js$", f)}
+SITE_RAW = {str(f.relative_to(ROOT)): f.read_text() for f in SITE_JS}
+EVENT_TARGET = {"addEventListener", "removeEventListener", "dispatchEvent"}
+ADVICE_WORDS = re.compile(r"\b(?:Reset|Reload|reload|rebuild|make book|press Train|Train, to)\b")
+
+
+def _literal_sentences(code: str) -> list[str]:
+    """The sentences of a file's string literals, each run of literals
+    joined by `+` read as one (an expression between them ends a piece)."""
+    code = re.sub(r"(?:^|\s)//.*", "", code)
+    code = re.sub(r'"\s*\+\s*"', "", code)  # "a " +\n "b" -> "a b"
+    out = []
+    for lit in re.findall(r'"((?:[^"\\\n]|\\.)*)"', code):
+        out += [s.strip() for s in re.split(r"(?<=[.!?])\s+", lit) if len(s.strip()) >= 20]
+    return out
+
+
+def test_each_part_of_a_trainer_panel_owns_its_state_and_each_advice_is_written_once():
+    """A trainer panel's parts (trainer-panel.js composes them: the run, the
+    view, the knobs and switches, the read-outs, the pictures, the lab, the
+    Patch view) each own their fields: no file of the trainer (trainer*.js,
+    lab/, class/rerun.js) assigns a field of the panel or of one of its parts
+    (`P.x =`, `this.P.x =`, `P.run.x =`, `V.x =`, ...), nor the text or
+    value of one of the view's lines and controls (`P.view.status.textContent
+    =`: `view.say`; the other parts draw into its canvases); every class of
+    trainer*.js defines every member it uses; the re-run follows the panel's
+    events and polls nothing; the advice (Reset, Reload, rebuild) is written
+    once in the site's JavaScript, and a head's name ("L1H2") once in the
+    trainer's."""
+    assert len(TRAINER) >= 20, sorted(TRAINER)
+    for f, text in TRAINER.items():
+        writes = sorted({m.group(0).split("=")[0].strip() for m in OTHERS.finditer(text)})
+        assert not writes, f"{f} assigns another part's fields: {writes} (call the owner's method)"
+        lines = sorted(set(VIEW_WRITES.findall(text)))
+        assert not lines or f.endswith("trainer-view.js"), f"{f} writes the view's lines: {lines}"
+    for f, text in TRAINER.items():
+        if "/explorer/trainer" not in "/" + f:
+            continue
+        classes = re.findall(r"^export class (\w+)(?: extends (\w+))? \{\n(.*?)^\}", text,
+                             re.M | re.S)
+        for name, base, body in classes:
+            assert base in ("", "EventTarget"), f"{f}: {name} extends {base}: compose it instead"
+            used = set(re.findall(r"\bthis\.(\w+)", body))
+            own = set(re.findall(r"\bthis\.(\w+)\s*=(?!=)", body)) | set(
+                re.findall(r"^  (?:async |get |static )?(\w+)\s*\(", body, re.M))
+            inherited = EVENT_TARGET if base else set()
+            missing = sorted(used - own - inherited)
+            assert not missing, f"{f}: {name} uses members it does not define: {missing}"
+    rerun = TRAINER["assets/site/class/rerun.js"]
+    assert "setInterval" not in rerun and "addEventListener(" in rerun, "the re-run polls the panel"
+    seen: dict[str, str] = {}
+    for f, text in SITE_RAW.items():
+        for s in _literal_sentences(text):
+            if ADVICE_WORDS.search(s):
+                assert s not in seen, f"{s!r} is written twice: in {seen[s]} and {f}"
+                seen[s] = f
+    spelled = {f for f, text in TRAINER.items()
+               if re.search(r"""["']L1?["']\s*\+.{0,40}["']H["']|["']L\dH["']\s*\+""", text)}
+    assert spelled <= {"assets/site/explorer/trainer-text.js"}, f"head names spelled in {spelled}"
