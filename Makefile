@@ -12,7 +12,7 @@ JB_FLAGS := -W -n --keep-going
 NOTEBOOKS := $(wildcard chapters/[0-9][0-9]_*.md chapters/[0-9][0-9][a-z]_*.md chapters/explorer.md)
 IPYNBS := $(NOTEBOOKS:.md=.ipynb)
 
-.PHONY: book book-deps html execute slides handouts test test-quick lint sync clean classroom-check FORCE
+.PHONY: book book-deps html execute slides handouts test test-quick lint format sync clean classroom-check FORCE
 
 # A clean `make book` keeps both cores busy (benchmarks/bench_build.py):
 # - the explorer's export (a pool of 2 processes) starts at once, beside
@@ -98,9 +98,20 @@ test: $(VENV)/.test-deps lint book
 	OMP_NUM_THREADS=1 $(BIN)/python -m pytest -n $(TEST_JOBS) --dist loadfile \
 	  --no-loadscope-reorder --durations=20
 
-# Errors, unused imports, import order, line length (ruff; rules in ruff.toml).
-lint: $(VENV)/.test-deps
+# Python: errors, unused imports, import order, line length (ruff; rules in
+# ruff.toml). The JavaScript (the site's, its Node tests', the scripts'):
+# ESLint's recommended rules and lines of at most 100 characters
+# (eslint.config.mjs), and Prettier's format (.prettierrc.json; `make format`
+# applies it). Both come from npm with the site's JavaScript (package.json).
+JS_FILES := "assets/site/**/*.js" "tests/js/**/*.{js,mjs}" "scripts/*.mjs" eslint.config.mjs
+lint: $(VENV)/.test-deps node_modules/.mha-stamp
 	$(BIN)/ruff check .
+	node_modules/.bin/eslint .
+	node_modules/.bin/prettier --check --log-level warn $(JS_FILES)
+
+# Format the JavaScript as `make lint` wants it.
+format: node_modules/.mha-stamp
+	node_modules/.bin/prettier --write --log-level warn $(JS_FILES)
 
 # The package's own tests only (no book, no browser): about a minute.
 test-quick: $(VENV)/.test-deps

@@ -50,8 +50,9 @@ def controls(p) -> dict:
     return p.evaluate(f"""() => {{ const q = {PANEL}, k = q.knobs.inputs, out = {{}};
         Object.keys(k).forEach(n => {{
             out[n] = k[n].type === 'checkbox' ? k[n].checked : k[n].value; }});
-        return Object.assign(out, {{ h: q.view.hIn.value, dk: q.view.dkIn.value, seed: q.view.seedIn.value,
-            budget: q.view.budget.checked, text: q.view.sentence.value, steps: q.config && q.config.steps,
+        return Object.assign(out, {{ h: q.view.hIn.value, dk: q.view.dkIn.value,
+            seed: q.view.seedIn.value, budget: q.view.budget.checked,
+            text: q.view.sentence.value, steps: q.config && q.config.steps,
             off: q.switches.names(Number(q.view.hIn.value)),
             predict: Array.from(document.querySelectorAll('.mha-lab-predict input:checked'))
                 .map(i => i.dataset.question + ':' + i.value) }}); }}""")

@@ -87,7 +87,8 @@ def test_the_pages_maps_equal_the_package_and_bad_input_gets_one_line(live_page)
             "fractions: Array(40).fill(%s), ends: %s}")
     refused(p, f"{VIEW}.draw({fake % ('Infinity', '[1.0, 1.0004]')})", "a difference under 0.001")
     refused(p, f"{VIEW}.draw({fake % ('NaN', '[NaN, 1.0]')})", "not numbers")
-    refused(p, f"""(() => {{ const q = {PANEL};  // the run's state is read-only: shadowed for one call
+    # the run's state is read-only: shadowed for one call
+    refused(p, f"""(() => {{ const q = {PANEL};
         Object.defineProperty(q, 'state', {{ value: 'running', configurable: true }});
         const r = q.patch.request('successor', 8); delete q.state; return r; }})()""",
             "still training")

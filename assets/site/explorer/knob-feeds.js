@@ -6,12 +6,15 @@
 import { MAN } from "./data.js";
 
 export function feedsOf(chosen) {
-  const out = {}, N = MAN.train.n_layers;
+  const out = {},
+    N = MAN.train.n_layers;
   MAN.train.knobs.forEach((k) => {
     const v = chosen && k.name in chosen ? chosen[k.name] : k.default;
     if (k.control === "count") {
       const on = [];
-      for (let l = 0; l < N; l++) { on.push(l < v ? 1 : 0); }
+      for (let l = 0; l < N; l++) {
+        on.push(l < v ? 1 : 0);
+      }
       out[k.input] = { data: on, dims: [N] };
     } else {
       out[k.input] = { data: [v ? k.on : k.off], dims: [] };

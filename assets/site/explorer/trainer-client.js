@@ -32,7 +32,9 @@
 // A worker that does not start (its file missing, or refused) gives an
 // error event with no message: say which file.
 function crashWords(e, file) {
-  return e && e.message ? e.message : "the worker " + file + " did not start (the file is missing or the browser refused it)";
+  return e && e.message
+    ? e.message
+    : "the worker " + file + " did not start (the file is missing or the browser refused it)";
 }
 
 // Input comes first: a keystroke in a trainer's sentence box asks every
@@ -42,7 +44,9 @@ function crashWords(e, file) {
 // measures the keystroke to the frame that shows it).
 const QUIET_MS = 150;
 const LIVE = new Set();
-export function quietWorkers() { LIVE.forEach((w) => w.postMessage({ type: "quiet", ms: QUIET_MS })); }
+export function quietWorkers() {
+  LIVE.forEach((w) => w.postMessage({ type: "quiet", ms: QUIET_MS }));
+}
 
 export class Client {
   constructor(url, on) {
@@ -54,20 +58,46 @@ export class Client {
     this.worker.onerror = (e) => on.crash(crashWords(e, "train-worker.js"));
   }
 
-  send(msg) { this.worker.postMessage(msg); }
-  setup(args) { args.type = "setup"; this.send(args); }
-  train() { this.send({ type: "train" }); }
-  pause() { this.send({ type: "pause" }); }
-  steps(n) { this.send({ type: "steps", steps: n }); }
-  poison() { this.send({ type: "poison" }); }
-  terminate() { LIVE.delete(this.worker); this.worker.terminate(); this.pending = {}; }
+  send(msg) {
+    this.worker.postMessage(msg);
+  }
+  setup(args) {
+    args.type = "setup";
+    this.send(args);
+  }
+  train() {
+    this.send({ type: "train" });
+  }
+  pause() {
+    this.send({ type: "pause" });
+  }
+  steps(n) {
+    this.send({ type: "steps", steps: n });
+  }
+  poison() {
+    this.send({ type: "poison" });
+  }
+  terminate() {
+    LIVE.delete(this.worker);
+    this.worker.terminate();
+    this.pending = {};
+  }
 
   // A request with one answer: the promise resolves with it.
-  ask(type) { return new Promise((resolve) => { this.pending[type] = resolve; this.send({ type: type }); }); }
+  ask(type) {
+    return new Promise((resolve) => {
+      this.pending[type] = resolve;
+      this.send({ type: type });
+    });
+  }
   // The weights now (the tests compare them with the package's).
-  weights() { return this.ask("weights"); }
+  weights() {
+    return this.ask("weights");
+  }
   // What the worker loaded (the benchmark counts the bytes).
-  resources() { return this.ask("resources").then((msg) => msg.entries); }
+  resources() {
+    return this.ask("resources").then((msg) => msg.entries);
+  }
 
   receive(msg) {
     const on = this.on;
@@ -75,10 +105,15 @@ export class Client {
       const resolve = this.pending[msg.type];
       delete this.pending[msg.type];
       resolve(msg);
-    } else if (msg.type === "ready") { on.ready(msg); }
-    else if (msg.type === "progress") { on.progress(msg); }
-    else if (msg.type === "state") { on.state(msg); }
-    else if (msg.type === "error") { on.error(msg); }
+    } else if (msg.type === "ready") {
+      on.ready(msg);
+    } else if (msg.type === "progress") {
+      on.progress(msg);
+    } else if (msg.type === "state") {
+      on.state(msg);
+    } else if (msg.type === "error") {
+      on.error(msg);
+    }
   }
 }
 
@@ -90,7 +125,8 @@ export class Reader {
     this.worker = new Worker(url, { type: "module" });
     LIVE.add(this.worker);
     this.worker.onmessage = (e) => this.receive(e.data);
-    this.worker.onerror = (e) => this.fail({ message: crashWords(e, "readout-worker.js"), stage: "load" });
+    this.worker.onerror = (e) =>
+      this.fail({ message: crashWords(e, "readout-worker.js"), stage: "load" });
     this.worker.postMessage({ type: "setup", base: base, manifest: manifest });
   }
 
@@ -101,12 +137,21 @@ export class Reader {
   // read-out; rejects with an Error whose .stage says where it failed.
   read(params, h, step, opts) {
     const id = this.next++;
-    if (this.failed) { return Promise.reject(this.failed); }
+    if (this.failed) {
+      return Promise.reject(this.failed);
+    }
     return new Promise((resolve, reject) => {
       this.pending[id] = { resolve: resolve, reject: reject };
-      this.worker.postMessage({ type: "read", id: id, run: opts && opts.run, step: step, h: h,
+      this.worker.postMessage({
+        type: "read",
+        id: id,
+        run: opts && opts.run,
+        step: step,
+        h: h,
         params: params.map((p) => ({ data: p.data, dims: p.dims })),
-        mask: opts && opts.mask, feeds: opts && opts.feeds });
+        mask: opts && opts.mask,
+        feeds: opts && opts.feeds,
+      });
     });
   }
 
@@ -115,28 +160,50 @@ export class Reader {
   // the last graph's answer (every map); part(answer) gets the ones before.
   patch(params, h, corruption, n, run, part) {
     const id = this.next++;
-    if (this.failed) { return Promise.reject(this.failed); }
+    if (this.failed) {
+      return Promise.reject(this.failed);
+    }
     return new Promise((resolve, reject) => {
       this.pending[id] = { resolve: resolve, reject: reject, part: part };
-      this.worker.postMessage({ type: "patch", id: id, run: run, h: h, corruption: corruption, n: n,
-        params: params.map((p) => ({ data: p.data, dims: p.dims })) });
+      this.worker.postMessage({
+        type: "patch",
+        id: id,
+        run: run,
+        h: h,
+        corruption: corruption,
+        n: n,
+        params: params.map((p) => ({ data: p.data, dims: p.dims })),
+      });
     });
   }
 
   fail(msg) {
     const err = new Error(msg.message);
     err.stage = msg.stage;
-    if (msg.stage === "load") { this.failed = err; LIVE.delete(this.worker); this.worker.terminate(); }
+    if (msg.stage === "load") {
+      this.failed = err;
+      LIVE.delete(this.worker);
+      this.worker.terminate();
+    }
     const ids = msg.id != null && !this.failed ? [msg.id] : Object.keys(this.pending);
-    ids.forEach((id) => { if (this.pending[id]) { this.pending[id].reject(err); delete this.pending[id]; } });
+    ids.forEach((id) => {
+      if (this.pending[id]) {
+        this.pending[id].reject(err);
+        delete this.pending[id];
+      }
+    });
   }
 
   receive(msg) {
     if (msg.type === "patch" && msg.last === false && this.pending[msg.id]) {
-      if (this.pending[msg.id].part) { this.pending[msg.id].part(msg); } // the patching maps, ablation still running
+      if (this.pending[msg.id].part) {
+        this.pending[msg.id].part(msg);
+      } // the patching maps, ablation still running
     } else if ((msg.type === "read" || msg.type === "patch") && this.pending[msg.id]) {
       this.pending[msg.id].resolve(msg);
       delete this.pending[msg.id];
-    } else if (msg.type === "error") { this.fail(msg); }
+    } else if (msg.type === "error") {
+      this.fail(msg);
+    }
   }
 }

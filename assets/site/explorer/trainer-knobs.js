@@ -19,7 +19,11 @@ export class Knobs {
     this.onChange = onChange;
     this.onMidRun = onMidRun;
     this.locked = false;
-    this.element = el("div", { class: "mha-train-knobs" }, MAN.train.knobs.map((k) => this.control(k, tag, who)));
+    this.element = el(
+      "div",
+      { class: "mha-train-knobs" },
+      MAN.train.knobs.map((k) => this.control(k, tag, who)),
+    );
     this.chosen = this.read();
   }
 
@@ -27,7 +31,9 @@ export class Knobs {
     let input;
     if (k.control === "count") {
       input = el("select", { id: tag + "-" + k.name });
-      for (let n = k.max; n >= k.min; n--) { input.appendChild(el("option", { value: String(n), text: String(n) })); }
+      for (let n = k.max; n >= k.min; n--) {
+        input.appendChild(el("option", { value: String(n), text: String(n) }));
+      }
       input.value = String(k.default);
     } else {
       input = el("input", { type: "checkbox", id: tag + "-" + k.name });
@@ -53,9 +59,15 @@ export class Knobs {
   // does not name keeps its control), then chosen.
   show(e) {
     MAN.train.knobs.forEach((k) => {
-      if (!(k.name in e)) { return; }
+      if (!(k.name in e)) {
+        return;
+      }
       const i = this.inputs[k.name];
-      if (k.control === "count") { i.value = String(e[k.name]); } else { i.checked = !!e[k.name]; }
+      if (k.control === "count") {
+        i.value = String(e[k.name]);
+      } else {
+        i.checked = !!e[k.name];
+      }
     });
     this.chosen = this.read();
   }
@@ -65,7 +77,9 @@ export class Knobs {
   changed() {
     if (this.locked) {
       this.show(this.chosen);
-      if (this.onMidRun) { this.onMidRun(MIDRUN); }
+      if (this.onMidRun) {
+        this.onMidRun(MIDRUN);
+      }
       return;
     }
     this.chosen = this.read();
@@ -74,11 +88,15 @@ export class Knobs {
 
   lock(locked) {
     this.locked = locked;
-    Object.keys(this.inputs).forEach((name) => { this.inputs[name].disabled = locked; });
+    Object.keys(this.inputs).forEach((name) => {
+      this.inputs[name].disabled = locked;
+    });
   }
 
   // The inputs to feed the graphs: {input: {data, dims}} (knob-feeds.js).
-  feeds() { return feedsOf(this.chosen); }
+  feeds() {
+    return feedsOf(this.chosen);
+  }
 
   // The layers a run has: the count knob's value.
   layers() {
@@ -86,7 +104,9 @@ export class Knobs {
     return k ? this.chosen[k.name] : MAN.train.n_layers;
   }
 
-  key() { return JSON.stringify(this.chosen); }
+  key() {
+    return JSON.stringify(this.chosen);
+  }
 }
 
 // The ablation's switches: ticked = the head is on.
@@ -100,43 +120,75 @@ export class Switches {
 
   // The switch under head i of layer l (named for its run and head: "Run A: L1H3: on").
   element(l, i, h) {
-    const k = l * h + i, id = this.tag + "-use-" + k, name = headName(l, i);
-    const box = el("input", { type: "checkbox", id: id, class: "mha-train-use", "aria-label": this.who + name + ": on" });
+    const k = l * h + i,
+      id = this.tag + "-use-" + k,
+      name = headName(l, i);
+    const box = el("input", {
+      type: "checkbox",
+      id: id,
+      class: "mha-train-use",
+      "aria-label": this.who + name + ": on",
+    });
     box.checked = !this.off[k];
-    box.addEventListener("change", () => { this.off[k] = !box.checked; this.onChange(); });
-    return el("span", { class: "mha-train-toggle", title: "Untick to switch " + name + " off" },
-      [box, el("label", { for: id, text: "on", "aria-hidden": "true" })]);
+    box.addEventListener("change", () => {
+      this.off[k] = !box.checked;
+      this.onChange();
+    });
+    return el("span", { class: "mha-train-toggle", title: "Untick to switch " + name + " off" }, [
+      box,
+      el("label", { for: id, text: "on", "aria-hidden": "true" }),
+    ]);
   }
 
-  clear() { this.off = {}; }
+  clear() {
+    this.off = {};
+  }
 
   // Exactly the heads `pairs` ([layer, head] from 1, a link's) off, for h heads.
   set(pairs, h) {
     this.clear();
-    pairs.forEach(([l, i]) => { this.off[(l - 1) * h + (i - 1)] = true; });
+    pairs.forEach(([l, i]) => {
+      this.off[(l - 1) * h + (i - 1)] = true;
+    });
   }
 
   // The heads switched off as the graphs' head_mask (n_layers * h, 1 keep,
   // 0 off), or null when every head is on.
   mask(h) {
-    const N = MAN.train.n_layers, m = new Float32Array(N * h).fill(1);
+    const N = MAN.train.n_layers,
+      m = new Float32Array(N * h).fill(1);
     let any = false;
-    Object.keys(this.off).forEach((k) => { if (this.off[k] && Number(k) < N * h) { m[Number(k)] = 0; any = true; } });
+    Object.keys(this.off).forEach((k) => {
+      if (this.off[k] && Number(k) < N * h) {
+        m[Number(k)] = 0;
+        any = true;
+      }
+    });
     return any ? m : null;
   }
 
   // Whether every head of the layers the run has is off.
   allOff(h, layers) {
     const m = this.mask(h);
-    if (!m) { return false; }
-    for (let k = 0; k < layers * h; k++) { if (m[k]) { return false; } }
+    if (!m) {
+      return false;
+    }
+    for (let k = 0; k < layers * h; k++) {
+      if (m[k]) {
+        return false;
+      }
+    }
     return true;
   }
 
-  isOff(l, i, h) { return !!this.off[l * h + i]; }
+  isOff(l, i, h) {
+    return !!this.off[l * h + i];
+  }
 
   // The heads switched off (off: these switches, a copy taken earlier), by name.
   names(h, off = this.off) {
-    return Object.keys(off).filter((k) => off[k]).map((k) => headName(Math.floor(k / h), k % h));
+    return Object.keys(off)
+      .filter((k) => off[k])
+      .map((k) => headName(Math.floor(k / h), k % h));
   }
 }

@@ -22,21 +22,33 @@ import { exportControls } from "./report-view.js";
 
 let data = null; // the page's one load of the bank and the book's runs
 function labData() {
-  const get = (f) => fetch(new URL("explorer-data/lab/" + f, STATIC)).then((r) => {
-    if (!r.ok) { throw new Error(f + ": HTTP " + r.status); }
-    return r.json();
-  });
-  return data || (data = Promise.all([get("questions.json"), get("book_runs.json"), buildId(MAN)])
-    .then(([bank, runs, build]) => ({ bank: bank, runs: runs, build: build })));
+  const get = (f) =>
+    fetch(new URL("explorer-data/lab/" + f, STATIC)).then((r) => {
+      if (!r.ok) {
+        throw new Error(f + ": HTTP " + r.status);
+      }
+      return r.json();
+    });
+  return (
+    data ||
+    (data = Promise.all([get("questions.json"), get("book_runs.json"), buildId(MAN)]).then(
+      ([bank, runs, build]) => ({ bank: bank, runs: runs, build: build }),
+    ))
+  );
 }
 
 // What a link may hold: the manifest's limits with the budget, the layers,
 // each size's steps, the knobs and the Patch view's corruptions.
 export function linkLimits() {
   const T = MAN.train;
-  return Object.assign({}, T.limits, { budget: T.budget, n_layers: T.n_layers, steps_for: T.steps_for, knobs: T.knobs,
+  return Object.assign({}, T.limits, {
+    budget: T.budget,
+    n_layers: T.n_layers,
+    steps_for: T.steps_for,
+    knobs: T.knobs,
     patch: T.patch,
-    max_steps: T.limits.max_steps || Math.max.apply(null, Object.values(T.steps_for)) });
+    max_steps: T.limits.max_steps || Math.max.apply(null, Object.values(T.steps_for)),
+  });
 }
 
 export class Lab {
@@ -55,45 +67,83 @@ export class Lab {
     this.gradesBox = el("div", { class: "mha-lab-results", "aria-live": "polite" });
     this.compare = el("p", { class: "mha-lab-compare" });
     this.copy = el("button", { type: "button", class: "mha-lab-copy", text: "Copy link" });
-    this.address = el("input", { type: "text", class: "mha-lab-address", readonly: "", id: P.tag + "-address",
-      "aria-label": "The experiment's link", hidden: "" });
+    this.address = el("input", {
+      type: "text",
+      class: "mha-lab-address",
+      readonly: "",
+      id: P.tag + "-address",
+      "aria-label": "The experiment's link",
+      hidden: "",
+    });
     this.files = new LabFiles(this);
-    this.report = exportControls(() => this.reportRun(), MAN.train.baselines["previous word"].lookup, P.tag + "-report",
-      MAN.train.knobs);
+    this.report = exportControls(
+      () => this.reportRun(),
+      MAN.train.baselines["previous word"].lookup,
+      P.tag + "-report",
+      MAN.train.knobs,
+    );
     this.report.hidden = true;
-    this.element = el("section", { class: "mha-lab", "aria-label": (P.index ? "Run B: " : "") + "Predict, run, keep" }, [
-      el("h4", { class: "mha-lab-title", text: "Predict, then run" }),
-      el("p", { class: "mha-lab-intro", text: "Before you press Train, say what you expect; skip any question. " +
-        "Training never waits for it: the grades come from this run's own read-outs." }),
-      this.form, this.gradesBox, this.compare,
-      el("div", { class: "mha-lab-buttons" }, [this.copy, this.files.element]),
-      this.address, this.line, this.report]);
-    if (this.owner) { this.element.setAttribute("data-address", ""); }
-    this.who = (P.view.hIn.getAttribute("aria-label") || "h").slice(0, -1); // "Run B: " on a page of two runs
+    this.element = el(
+      "section",
+      { class: "mha-lab", "aria-label": (P.index ? "Run B: " : "") + "Predict, run, keep" },
+      [
+        el("h4", { class: "mha-lab-title", text: "Predict, then run" }),
+        el("p", {
+          class: "mha-lab-intro",
+          text:
+            "Before you press Train, say what you expect; skip any question. " +
+            "Training never waits for it: the grades come from this run's own read-outs.",
+        }),
+        this.form,
+        this.gradesBox,
+        this.compare,
+        el("div", { class: "mha-lab-buttons" }, [this.copy, this.files.element]),
+        this.address,
+        this.line,
+        this.report,
+      ],
+    );
+    if (this.owner) {
+      this.element.setAttribute("data-address", "");
+    }
+    // "Run B: " on a page of two runs
+    this.who = (P.view.hIn.getAttribute("aria-label") || "h").slice(0, -1);
     this.name(this.element);
     P.view.left.appendChild(this.element);
     this.copy.addEventListener("click", () => this.copyLink());
     P.view.sentence.addEventListener("change", () => this.remember());
     this.search = this.owner ? location.search : ""; // the link the page was opened with
-    if (this.search) { this.restore(decodeExperiment(this.search, linkLimits(), null, this.start()).experiment); }
-    labData().then((d) => {
-      this.data = d;
-      this.ready = true;
-      if (this.search) {
-        const got = decodeExperiment(this.search, linkLimits(), d.bank, this.start());
-        this.predictions = got.experiment.predict;
-        if (got.ignored) { this.line.textContent = got.ignored; }
-      }
-      this.refresh();
-      this.timings.ready = performance.now(); // since the page began to load: the link restored, the questions shown
-    }).catch((err) => {
-      this.form.textContent = "The questions did not load (" + err.message + "); " + REBUILD + ".";
-    });
+    if (this.search) {
+      this.restore(decodeExperiment(this.search, linkLimits(), null, this.start()).experiment);
+    }
+    labData()
+      .then((d) => {
+        this.data = d;
+        this.ready = true;
+        if (this.search) {
+          const got = decodeExperiment(this.search, linkLimits(), d.bank, this.start());
+          this.predictions = got.experiment.predict;
+          if (got.ignored) {
+            this.line.textContent = got.ignored;
+          }
+        }
+        this.refresh();
+        // since the page began to load: the link restored, the questions shown
+        this.timings.ready = performance.now();
+      })
+      .catch((err) => {
+        this.form.textContent =
+          "The questions did not load (" + err.message + "); " + REBUILD + ".";
+      });
   }
 
-  version() { return MAN.train.course_version || ""; }
+  version() {
+    return MAN.train.course_version || "";
+  }
 
-  start() { return { h: Number(this.P.view.hIn.value), d_k: Number(this.P.view.dkIn.value) }; }
+  start() {
+    return { h: Number(this.P.view.hIn.value), d_k: Number(this.P.view.dkIn.value) };
+  }
 
   // A link's experiment on the controls (before the panel builds its
   // model); a model file's (linked false) sets no steps of its own.
@@ -103,16 +153,22 @@ export class Lab {
     P.knobs.show(e); // the knobs a link (or a file) names, by the knob's name
     P.switches.set(e.off, e.h);
     this.linkSteps = linked ? { h: e.h, d_k: e.d_k, steps: e.steps } : null;
-    this.linkPatch = { corruption: e.corruption, pairs: e.pairs }; // the Patch view's (trainer-patch.js reads it)
-    if (P.patch) { P.patch.choose(this.linkPatch); }
+    // the Patch view's (trainer-patch.js reads it)
+    this.linkPatch = { corruption: e.corruption, pairs: e.pairs };
+    if (P.patch) {
+      P.patch.choose(this.linkPatch);
+    }
   }
 
   // The Patch view's corruption and pairs now: its controls', checked
   // against the manifest's train.patch (the default where they are not
   // valid); {} without a Patch view.
   patchNow() {
-    const V = this.P.patch, S = MAN.train.patch;
-    if (!V || !S) { return patchDefault(S); }
+    const V = this.P.patch,
+      S = MAN.train.patch;
+    if (!V || !S) {
+      return patchDefault(S);
+    }
     const got = patchChoice(S, V.choice.value, V.count.value.trim());
     return got.bad ? patchDefault(S) : got;
   }
@@ -126,29 +182,60 @@ export class Lab {
 
   // The run's settings, as the bank and the link name them.
   settings() {
-    const P = this.P, c = P.config || {};
-    return Object.assign({}, P.knobs.chosen, { h: c.h, d_k: c.dk, seed: c.seed, steps: c.steps, layers: P.knobs.layers() });
+    const P = this.P,
+      c = P.config || {};
+    return Object.assign({}, P.knobs.chosen, {
+      h: c.h,
+      d_k: c.dk,
+      seed: c.seed,
+      steps: c.steps,
+      layers: P.knobs.layers(),
+    });
   }
 
   experiment() {
-    const P = this.P, s = this.settings();
-    return Object.assign({}, s, { budget: P.view.budget.checked, off: offPairs(P.switches.off, s.h),
-      text: P.view.sentence.value.trim(), predict: Object.assign({}, this.predictions) }, this.patchNow());
+    const P = this.P,
+      s = this.settings();
+    return Object.assign(
+      {},
+      s,
+      {
+        budget: P.view.budget.checked,
+        off: offPairs(P.switches.off, s.h),
+        text: P.view.sentence.value.trim(),
+        predict: Object.assign({}, this.predictions),
+      },
+      this.patchNow(),
+    );
   }
 
   // The page's address follows the experiment (the first panel's).
   remember() {
-    if (!this.owner || !this.ready || !this.P.config) { return; }
-    history.replaceState(history.state, "", location.pathname + encodeExperiment(this.experiment(), MAN.train.knobs) +
-      location.hash);
+    if (!this.owner || !this.ready || !this.P.config) {
+      return;
+    }
+    history.replaceState(
+      history.state,
+      "",
+      location.pathname + encodeExperiment(this.experiment(), MAN.train.knobs) + location.hash,
+    );
   }
 
   async copyLink() {
-    if (!this.P.config) { this.line.textContent = "Pick a valid size first: there is no experiment to link to."; return; }
-    const url = await copyLink(window, encodeExperiment(this.experiment(), MAN.train.knobs), this.element);
+    if (!this.P.config) {
+      this.line.textContent = "Pick a valid size first: there is no experiment to link to.";
+      return;
+    }
+    const url = await copyLink(
+      window,
+      encodeExperiment(this.experiment(), MAN.train.knobs),
+      this.element,
+    );
     this.address.value = url;
     this.address.hidden = false;
-    this.line.textContent = "Link copied (if the browser allowed it; else copy it from the box): it opens this experiment.";
+    this.line.textContent =
+      "Link copied (if the browser allowed it; else copy it from the box): it opens this " +
+      "experiment.";
     return url;
   }
 
@@ -156,24 +243,51 @@ export class Lab {
   // begun, "before switching heads off" once there is a model.
   refresh() {
     const P = this.P;
-    if (!this.ready || !P.config) { this.form.textContent = ""; this.gradesBox.textContent = ""; return; }
-    const s = this.settings(), locked = P.locked();
+    if (!this.ready || !P.config) {
+      this.form.textContent = "";
+      this.gradesBox.textContent = "";
+      return;
+    }
+    const s = this.settings(),
+      locked = P.locked();
     const onChange = (when) => (values) => {
       Object.keys(this.predictions).forEach((id) => {
-        if (this.data.bank.questions.some((q) => q.id === id && q.when === when)) { delete this.predictions[id]; }
+        if (this.data.bank.questions.some((q) => q.id === id && q.when === when)) {
+          delete this.predictions[id];
+        }
       });
       Object.assign(this.predictions, values);
       this.remember();
       this.regrade();
     };
-    const before = predictionForm(document, this.data.bank, s, "before_run", this.predictions, onChange("before_run"), P.tag + "-p");
+    const before = predictionForm(
+      document,
+      this.data.bank,
+      s,
+      "before_run",
+      this.predictions,
+      onChange("before_run"),
+      P.tag + "-p",
+    );
     before.lock(locked);
-    const abl = predictionForm(document, this.data.bank, s, "before_ablation", this.predictions, onChange("before_ablation"), P.tag + "-a");
+    const abl = predictionForm(
+      document,
+      this.data.bank,
+      s,
+      "before_ablation",
+      this.predictions,
+      onChange("before_ablation"),
+      P.tag + "-a",
+    );
     abl.lock(this.ablations.length > 0 || !!P.switches.mask(s.h));
     this.form.textContent = "";
-    if (before.element.childNodes.length) { this.form.appendChild(before.element); }
+    if (before.element.childNodes.length) {
+      this.form.appendChild(before.element);
+    }
     if (abl.element.childNodes.length) {
-      this.form.appendChild(el("p", { class: "mha-lab-when", text: "Before you switch heads off:" }));
+      this.form.appendChild(
+        el("p", { class: "mha-lab-when", text: "Before you switch heads off:" }),
+      );
       this.form.appendChild(abl.element);
     }
     this.name(this.form);
@@ -184,18 +298,29 @@ export class Lab {
   // name, and a question's words before its answer's.
   name(root) {
     root.querySelectorAll("input, button").forEach((c) => {
-      const set = c.closest("fieldset"), label = c.closest("label") || (c.id && root.querySelector("label[for='" + c.id + "']"));
-      const own = c.tagName === "BUTTON" ? c.textContent : label ? label.textContent.trim() : c.getAttribute("aria-label") || "";
-      const legend = set && set.querySelector("legend") ? set.querySelector("legend").textContent + ": " : "";
+      const set = c.closest("fieldset"),
+        label = c.closest("label") || (c.id && root.querySelector("label[for='" + c.id + "']"));
+      const own =
+        c.tagName === "BUTTON"
+          ? c.textContent
+          : label
+            ? label.textContent.trim()
+            : c.getAttribute("aria-label") || "";
+      const legend =
+        set && set.querySelector("legend") ? set.querySelector("legend").textContent + ": " : "";
       c.setAttribute("aria-label", this.who + legend + own);
     });
   }
 
   // The panel's state changed (it locks and unlocks its controls).
   lock() {
-    const P = this.P, s = P.state;
+    const P = this.P,
+      s = P.state;
     if (s !== this.lastState) {
-      if (s === "loading" || s === "idle" || s === "ready") { this.ablations = []; this.compare.textContent = ""; }
+      if (s === "loading" || s === "idle" || s === "ready") {
+        this.ablations = [];
+        this.compare.textContent = "";
+      }
       this.lastState = s;
       this.refresh();
       this.remember();
@@ -209,22 +334,45 @@ export class Lab {
   regrade() {
     const P = this.P;
     this.gradesBox.textContent = "";
-    if (!this.ready || !P.config || !P.evals.length || !Object.keys(this.predictions).length) { this.grades = []; return; }
-    const t = performance.now(), file = this.files.opened; // a model read from a file: a model, not a run
-    const settings = Object.assign(this.settings(), file ? { steps: P.step || 0 } : {}); // its final state
-    const record = recordFromReadouts({ settings: settings, step: P.step || 0, maps: MAN.train.readouts,
-      ruleLookup: MAN.train.baselines["previous word"].lookup, readouts: P.evals, ablations: this.ablations });
+    if (!this.ready || !P.config || !P.evals.length || !Object.keys(this.predictions).length) {
+      this.grades = [];
+      return;
+    }
+    const t = performance.now(),
+      file = this.files.opened; // a model read from a file: a model, not a run
+    // its final state
+    const settings = Object.assign(this.settings(), file ? { steps: P.step || 0 } : {});
+    const record = recordFromReadouts({
+      settings: settings,
+      step: P.step || 0,
+      maps: MAN.train.readouts,
+      ruleLookup: MAN.train.baselines["previous word"].lookup,
+      readouts: P.evals,
+      ablations: this.ablations,
+    });
     this.record = record; // what the grades were computed from
     try {
-      this.grades = (file ? gradeModel : grade)(this.data.bank, this.predictions, record, MAN.train.knobs);
+      this.grades = (file ? gradeModel : grade)(
+        this.data.bank,
+        this.predictions,
+        record,
+        MAN.train.knobs,
+      );
     } catch (err) {
       this.grades = [];
       this.gradesBox.textContent = "The predictions could not be graded: " + err.message;
       return;
     }
     this.timings.grade = performance.now() - t;
-    this.gradesBox.appendChild(el("h5", { text: file ? "Your predictions, graded on the model read from " + file +
-      ": a model, not a run, so only the questions about the finished model are graded" : "Your predictions, graded by this run" }));
+    this.gradesBox.appendChild(
+      el("h5", {
+        text: file
+          ? "Your predictions, graded on the model read from " +
+            file +
+            ": a model, not a run, so only the questions about the finished model are graded"
+          : "Your predictions, graded by this run",
+      }),
+    );
     this.gradesBox.appendChild(gradeList(document, this.grades, new URL("../", STATIC).href));
   }
 
@@ -240,9 +388,20 @@ export class Lab {
   readout() {
     const P = this.P;
     this.regrade();
-    if (!this.ready || !P.config || this.files.opened) { return; }
-    const history = P.evals.map((e) => ({ step: e.step, accuracy: e.accuracy[0], previous: e.accuracy[1], lookup: e.accuracy[2] }));
-    const got = compareRun(this.data.runs, { settings: this.settings(), step: P.step || 0, history: history }, MAN.train.knobs);
+    if (!this.ready || !P.config || this.files.opened) {
+      return;
+    }
+    const history = P.evals.map((e) => ({
+      step: e.step,
+      accuracy: e.accuracy[0],
+      previous: e.accuracy[1],
+      lookup: e.accuracy[2],
+    }));
+    const got = compareRun(
+      this.data.runs,
+      { settings: this.settings(), step: P.step || 0, history: history },
+      MAN.train.knobs,
+    );
     this.compare.textContent = got.line;
     faintCurves(P, got.faint[0] || null);
   }
@@ -250,23 +409,46 @@ export class Lab {
   // An ablation's read-out (r) on the model at snap.step, computed with
   // the switches `off` (those of its request, not those when it arrives).
   ablated(r, snap, off) {
-    this.ablations.push({ step: snap.step, off: offPairs(off, snap.h), accuracy: r.accuracy.slice() });
+    this.ablations.push({
+      step: snap.step,
+      off: offPairs(off, snap.h),
+      accuracy: r.accuracy.slice(),
+    });
     this.remember();
     this.refresh();
   }
 
   // What report.js's buildReport needs, or why there is none.
   reportRun() {
-    const P = this.P, snap = P.snapshot;
-    if (!snap || !this.ready || this.files.opened) { throw new Error("There is no run to report: train a model first"); }
-    const h = snap.h, name = (p) => headName(p[0] - 1, p[1] - 1);
-    return { link: location.origin + location.pathname + encodeExperiment(this.experiment(), MAN.train.knobs),
-      knobs: MAN.train.knobs, patch: this.patchNow(), patchSpec: MAN.train.patch,
-      course: { version: this.version(), build: this.data.build }, settings: this.settings(),
-      state: P.state, step: P.step, losses: P.losses.slice(),
+    const P = this.P,
+      snap = P.snapshot;
+    if (!snap || !this.ready || this.files.opened) {
+      throw new Error("There is no run to report: train a model first");
+    }
+    const h = snap.h,
+      name = (p) => headName(p[0] - 1, p[1] - 1);
+    return {
+      link:
+        location.origin + location.pathname + encodeExperiment(this.experiment(), MAN.train.knobs),
+      knobs: MAN.train.knobs,
+      patch: this.patchNow(),
+      patchSpec: MAN.train.patch,
+      course: { version: this.version(), build: this.data.build },
+      settings: this.settings(),
+      state: P.state,
+      step: P.step,
+      losses: P.losses.slice(),
       evals: P.evals.map((e) => ({ step: e.step, accuracy: e.accuracy, roles: e.roleNames })),
-      ruleLookup: MAN.train.baselines["previous word"].lookup, margin: MAN.train.phase_margin, predictions: this.grades,
-      ablations: this.ablations.map((a) => ({ step: a.step, off: a.off.map(name), accuracy: a.accuracy })),
-      weights: snap.params.map((p) => p.data), h: h };
+      ruleLookup: MAN.train.baselines["previous word"].lookup,
+      margin: MAN.train.phase_margin,
+      predictions: this.grades,
+      ablations: this.ablations.map((a) => ({
+        step: a.step,
+        off: a.off.map(name),
+        accuracy: a.accuracy,
+      })),
+      weights: snap.params.map((p) => p.data),
+      h: h,
+    };
   }
 }

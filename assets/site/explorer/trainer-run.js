@@ -23,9 +23,11 @@ let files = 0; // model files opened on this page: each its own key
 // pictures work either way.
 export function unavailable() {
   if (location.protocol === "file:") {
-    return "Training runs only when the site is served over http(s): browsers refuse WebAssembly " +
+    return (
+      "Training runs only when the site is served over http(s): browsers refuse WebAssembly " +
       "modules and workers on file:// pages. Run `python -m http.server -d _build/html` and open " +
-      "it there.";
+      "it there."
+    );
   }
   if (typeof WebAssembly !== "object" || typeof Worker !== "function") {
     return "This browser has no WebAssembly or Web Workers, which training needs.";
@@ -54,23 +56,38 @@ export class Run extends EventTarget {
     this.timings = { created: performance.now() };
   }
 
-  emit(type, detail) { this.dispatchEvent(new CustomEvent(type, { detail: detail })); }
+  emit(type, detail) {
+    this.dispatchEvent(new CustomEvent(type, { detail: detail }));
+  }
   to(state, detail) {
     this.state = state;
     this.emit("state", Object.assign({ state: state }, detail));
   }
 
-  locked() { return LOCKED.includes(this.state); }
-  mark(name, value) { this.timings[name] = value; }
-  repainted(ms) { (this.timings.repaints = this.timings.repaints || []).push(ms); }
-  weights(w) { this.snapshot = w; if (w) { this.emit("weights", w); } }
+  locked() {
+    return LOCKED.includes(this.state);
+  }
+  mark(name, value) {
+    this.timings[name] = value;
+  }
+  repainted(ms) {
+    (this.timings.repaints = this.timings.repaints || []).push(ms);
+  }
+  weights(w) {
+    this.snapshot = w;
+    if (w) {
+      this.emit("weights", w);
+    }
+  }
 
   // The size chosen (null: refused; the model, if any, is forgotten).
   configure(config) {
     this.config = config;
     if (!config) {
       this.key = null;
-      if (!this.locked() && this.state !== "failed") { this.state = "idle"; }
+      if (!this.locked() && this.state !== "failed") {
+        this.state = "idle";
+      }
     }
   }
 
@@ -79,27 +96,47 @@ export class Run extends EventTarget {
   fresh() {
     this.id = ++runs;
     this.losses = [];
-    ["ninety", "ninetyStep", "trainPressed"].forEach((k) => { this.timings[k] = null; });
+    ["ninety", "ninetyStep", "trainPressed"].forEach((k) => {
+      this.timings[k] = null;
+    });
     this.emit("run", { id: this.id });
   }
 
   // Build the model `key` (the worker starts now if it has not); setup(key,
   // args) sends the worker its setup once the page has what it needs.
   build(key) {
-    if (!this.worker) { this.worker = new Client(WORKER, this.handlers()); }
+    if (!this.worker) {
+      this.worker = new Client(WORKER, this.handlers());
+    }
     this.to("loading");
     this.fresh();
     this.key = key;
   }
-  setup(key, args) { if (this.worker && key === this.key) { this.worker.setup(args); } }
+  setup(key, args) {
+    if (this.worker && key === this.key) {
+      this.worker.setup(args);
+    }
+  }
   building(key) {
     const made = this.state === "loading" || this.state === "ready";
     return !!this.worker && key === this.key && made;
   }
 
-  train() { this.timings.trainPressed = performance.now(); this.worker.train(); }
-  pause() { if (this.worker && this.state === "running") { this.worker.pause(); } }
-  end() { if (this.worker) { this.worker.terminate(); this.worker = null; } }
+  train() {
+    this.timings.trainPressed = performance.now();
+    this.worker.train();
+  }
+  pause() {
+    if (this.worker && this.state === "running") {
+      this.worker.pause();
+    }
+  }
+  end() {
+    if (this.worker) {
+      this.worker.terminate();
+      this.worker = null;
+    }
+  }
 
   fail(line) {
     this.end();
@@ -125,14 +162,20 @@ export class Run extends EventTarget {
     this.end();
     this.fresh();
     this.config = config;
-    this.key = "file/" + (++files);
-    this.stepsTotal = config.steps; this.step = step; this.params = params;
+    this.key = "file/" + ++files;
+    this.stepsTotal = config.steps;
+    this.step = step;
+    this.params = params;
     this.to("done", { file: true });
   }
 
   // What the worker says about this run's model (its run id).
   handlers() {
-    const mine = (fn) => (msg) => { if (msg.run === this.id) { fn(msg); } };
+    const mine = (fn) => (msg) => {
+      if (msg.run === this.id) {
+        fn(msg);
+      }
+    };
     return {
       ready: mine((msg) => this.ready(msg)),
       progress: mine((msg) => this.progress(msg)),
@@ -143,8 +186,12 @@ export class Run extends EventTarget {
   }
 
   ready(msg) {
-    if (!this.config || msg.key !== this.key) { return; } // an older size, since changed
-    this.step = 0; this.params = msg.params; this.stepsTotal = msg.steps;
+    if (!this.config || msg.key !== this.key) {
+      return;
+    } // an older size, since changed
+    this.step = 0;
+    this.params = msg.params;
+    this.stepsTotal = msg.steps;
     this.snapshot = msg.weights;
     this.to("ready", msg);
     this.weights(msg.weights);
@@ -155,7 +202,9 @@ export class Run extends EventTarget {
     Array.prototype.push.apply(this.losses, msg.losses);
     this.stepsPerSecond = msg.stepsPerSecond;
     this.stepsTotal = msg.steps;
-    if (msg.weights) { this.snapshot = msg.weights; } // before "step": "Yours" reads it
+    if (msg.weights) {
+      this.snapshot = msg.weights;
+    } // before "step": "Yours" reads it
     this.emit("step", Object.assign({ first: this.losses.length === msg.losses.length }, msg));
     this.weights(msg.weights);
   }
@@ -164,17 +213,27 @@ export class Run extends EventTarget {
   // the gradient norm is not a number: the model kept is the one before
   // that step, if it is finite).
   changed(msg) {
-    if (msg.step != null) { this.step = msg.step; } // the counter, "Yours" and the line agree
-    if (msg.state === "done") { this.timings.done = performance.now(); }
+    if (msg.step != null) {
+      this.step = msg.step;
+    } // the counter, "Yours" and the line agree
+    if (msg.state === "done") {
+      this.timings.done = performance.now();
+    }
     if (msg.state === "diverged") {
       const kept = finite(msg.weights);
       this.snapshot = kept ? msg.weights : null;
       this.to("diverged", Object.assign({ kept: kept }, msg));
-      if (kept) { this.weights(msg.weights); }
+      if (kept) {
+        this.weights(msg.weights);
+      }
       return;
     }
-    if (msg.weights) { this.snapshot = msg.weights; }
+    if (msg.weights) {
+      this.snapshot = msg.weights;
+    }
     this.to(msg.state, msg);
-    if (msg.weights) { this.weights(msg.weights); }
+    if (msg.weights) {
+      this.weights(msg.weights);
+    }
   }
 }

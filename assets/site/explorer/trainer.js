@@ -21,40 +21,79 @@ let rows = 0; // .mha-trainer elements mounted on this page
 export function mountTrainers(onChange) {
   const api = { panels: [], phaseMargin: PHASE_MARGIN };
   document.querySelectorAll(".mha-trainer").forEach((root) => {
-    if (!MAN || !MAN.train) { root.textContent = "The trainer's data did not load; " + REBUILD + "."; return; }
+    if (!MAN || !MAN.train) {
+      root.textContent = "The trainer's data did not load; " + REBUILD + ".";
+      return;
+    }
     const n = Math.max(1, Math.min(2, Number(root.getAttribute("data-runs") || "1")));
     root.textContent = "";
-    const both = el("button", { type: "button", class: "mha-train-both", text: "Train both", disabled: "" });
-    const bothNote = el("span", { class: "mha-train-both-note", id: "mha-train-both-note-" + (++rows) });
+    const both = el("button", {
+      type: "button",
+      class: "mha-train-both",
+      text: "Train both",
+      disabled: "",
+    });
+    const bothNote = el("span", {
+      class: "mha-train-both-note",
+      id: "mha-train-both-note-" + ++rows,
+    });
     both.setAttribute("aria-describedby", bothNote.id);
     if (n > 1) {
-      root.appendChild(el("p", { class: "mha-train-intro" }, [
-        "Each run trains a fresh model (two layers unless you pick one) on the course's lookup task, in this page, with the " +
-        "package's own training step (mhacourse.web_train). Both runs read the same batches in the same order."]));
+      root.appendChild(
+        el("p", { class: "mha-train-intro" }, [
+          "Each run trains a fresh model (two layers unless you pick one) on the course's " +
+            "lookup task, in this page, with the " +
+            "package's own training step (mhacourse.web_train). Both runs read the same batches " +
+            "in the same order.",
+        ]),
+      );
       root.appendChild(el("div", { class: "mha-train-both-row" }, [both, bothNote]));
     }
     const row = el("div", { class: "mha-train-runs" });
     root.appendChild(row);
-    const defaults = [{ h: 1, dk: 64 }, { h: 16, dk: 4 }], panels = [];
+    const defaults = [
+        { h: 1, dk: 64 },
+        { h: 16, dk: 4 },
+      ],
+      panels = [];
     const changed = (why) => {
       const waiting = panels.filter((p) => p.state !== "ready" && p.state !== "paused");
       both.disabled = panels.length < n || waiting.length > 0;
-      bothNote.textContent = panels.length < n ? "" : waiting.some((p) => p.state === "loading") ? "Waiting for the models to be built (a few seconds)."
-        : waiting.length ? "Both runs must be ready (or paused) to start together." : "";
-      if (why) { onChange(why); }
+      bothNote.textContent =
+        panels.length < n
+          ? ""
+          : waiting.some((p) => p.state === "loading")
+            ? "Waiting for the models to be built (a few seconds)."
+            : waiting.length
+              ? "Both runs must be ready (or paused) to start together."
+              : "";
+      if (why) {
+        onChange(why);
+      }
     };
     for (let i = 0; i < n; i++) {
-      panels.push(new Panel(row, i, defaults[i], n > 1 ? "Run " + String.fromCharCode(65 + i) + ": " : "", changed));
+      panels.push(
+        new Panel(
+          row,
+          i,
+          defaults[i],
+          n > 1 ? "Run " + String.fromCharCode(65 + i) + ": " : "",
+          changed,
+        ),
+      );
     }
     changed();
     both.addEventListener("click", () => panels.forEach((p) => p.start()));
     Array.prototype.push.apply(api.panels, panels);
     const why = unavailable();
-    if (why) { panels.forEach((p) => p.fail(why)); }
+    if (why) {
+      panels.forEach((p) => p.fail(why));
+    }
   });
   addEventListener("beforeunload", (e) => {
     if (api.panels.some((p) => p.state === "running" || p.state === "paused")) {
-      e.preventDefault(); e.returnValue = "A model is training in this page; leaving discards it.";
+      e.preventDefault();
+      e.returnValue = "A model is training in this page; leaving discards it.";
     }
   });
   return api;

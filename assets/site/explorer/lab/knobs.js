@@ -10,7 +10,9 @@
 // A value of knob k, or null when it is not one: a count is a whole number
 // in min..max, a switch true or false.
 export function knobValue(k, v) {
-  if (k.control === "count") { return Number.isSafeInteger(v) && v >= k.min && v <= k.max ? v : null; }
+  if (k.control === "count") {
+    return Number.isSafeInteger(v) && v >= k.min && v <= k.max ? v : null;
+  }
   return typeof v === "boolean" ? v : null;
 }
 
@@ -23,7 +25,9 @@ export function layersOf(knobs, s, n) {
 // {name: default} of every knob.
 export function knobDefaults(knobs) {
   const out = {};
-  (knobs || []).forEach((k) => { out[k.name] = k.default; });
+  (knobs || []).forEach((k) => {
+    out[k.name] = k.default;
+  });
   return out;
 }
 
@@ -39,19 +43,28 @@ export function knobSettings(knobs, s) {
 
 // A knob's value in a link ("1"/"0" for a switch, the number for a count)
 // and back (null for text that is not one of its values).
-export function knobText(k, v) { return k.control === "count" ? String(v) : v ? "1" : "0"; }
+export function knobText(k, v) {
+  return k.control === "count" ? String(v) : v ? "1" : "0";
+}
 
 export function knobFromText(k, raw) {
-  if (typeof raw !== "string") { return null; }
-  if (k.control === "count") { return /^\d{1,3}$/.test(raw) ? knobValue(k, Number(raw)) : null; }
+  if (typeof raw !== "string") {
+    return null;
+  }
+  if (k.control === "count") {
+    return /^\d{1,3}$/.test(raw) ? knobValue(k, Number(raw)) : null;
+  }
   return raw === "1" ? true : raw === "0" ? false : null;
 }
 
 // The knobs of s that differ from their defaults, in words: "layers 1",
 // "warm-up off" (the labels the trainer shows); [] when none does.
 export function knobWords(knobs, s) {
-  return (knobs || []).filter((k) => s && s[k.name] !== undefined && s[k.name] !== k.default)
-    .map((k) => k.label + " " + (k.control === "count" ? String(s[k.name]) : s[k.name] ? "on" : "off"));
+  return (knobs || [])
+    .filter((k) => s && s[k.name] !== undefined && s[k.name] !== k.default)
+    .map(
+      (k) => k.label + " " + (k.control === "count" ? String(s[k.name]) : s[k.name] ? "on" : "off"),
+    );
 }
 
 // The arguments of TinyConfig(...) and train(...) that differ from the
@@ -60,8 +73,12 @@ export function pythonArgs(knobs, s) {
   const out = { TinyConfig: [], train: [] };
   (knobs || []).forEach((k) => {
     const v = s[k.name];
-    if (v === undefined || v === k.default) { return; }
-    out[k.python.call].push(k.python.arg + "=" + (k.control === "count" ? String(v) : k.python[v ? "on" : "off"]));
+    if (v === undefined || v === k.default) {
+      return;
+    }
+    out[k.python.call].push(
+      k.python.arg + "=" + (k.control === "count" ? String(v) : k.python[v ? "on" : "off"]),
+    );
   });
   return out;
 }
@@ -70,9 +87,11 @@ export function pythonArgs(knobs, s) {
 // a switch's graph value, on or off: the warm-up's steps, or 0).
 export function configFields(knobs, s) {
   const out = {};
-  (knobs || []).filter((k) => k.python.call === "TinyConfig").forEach((k) => {
-    out[k.python.arg] = k.control === "count" ? s[k.name] : s[k.name] ? k.on : k.off;
-  });
+  (knobs || [])
+    .filter((k) => k.python.call === "TinyConfig")
+    .forEach((k) => {
+      out[k.python.arg] = k.control === "count" ? s[k.name] : s[k.name] ? k.on : k.off;
+    });
   return out;
 }
 
@@ -84,7 +103,8 @@ export function knobsOfFile(knobs, config, stored) {
   (knobs || []).forEach((k) => {
     const saved = stored ? knobValue(k, stored[k.name]) : null;
     const field = k.python.call === "TinyConfig" && config ? config[k.python.arg] : undefined;
-    const fromConfig = field === undefined ? null : k.control === "count" ? knobValue(k, field) : field !== k.off;
+    const fromConfig =
+      field === undefined ? null : k.control === "count" ? knobValue(k, field) : field !== k.off;
     out[k.name] = fromConfig !== null ? fromConfig : saved !== null ? saved : k.default;
   });
   return out;

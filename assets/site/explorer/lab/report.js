@@ -3,7 +3,8 @@
 // globals: the trainer page builds a report with buildReport, the class page
 // checks one with verifyChecksum and reads its phase change with phaseStep.
 // The format is class/report.schema.json (the class page checks every report
-// against it); REPORT_VERSION is its version. Every hash is SHA-256 from the browser's crypto.subtle (Node's
+// against it); REPORT_VERSION is its version. Every hash is SHA-256 from the browser's
+// crypto.subtle (Node's
 // global crypto too: the tests' generator imports this file); where the
 // browser has none (a page over plain http from an address that is not this
 // machine's: a laptop serving a school's network), from @noble/hashes,
@@ -20,7 +21,7 @@ export const REPORT_VERSION = 1;
 // (trainer-readout.js) and the question bank's constants.phase_margin; the
 // pages pass the manifest's train.phase_margin (the bank's, copied by the
 // build), and this value stands only where none is given.
-export const PHASE_MARGIN = 0.10;
+export const PHASE_MARGIN = 0.1;
 // How a report rounds its numbers (readable JSON, and small): losses to 6
 // significant digits, accuracies to 6 decimals (one scored position of the
 // 15,360 held-out ones is 6.5e-5, so no position is lost).
@@ -28,18 +29,28 @@ const LOSS_DIGITS = 6;
 const ACC_DECIMALS = 6;
 const MAX_STUDENT = 80;
 
-export function roundLoss(x) { return Number.isFinite(x) ? Number(x.toPrecision(LOSS_DIGITS)) : null; }
-export function roundAcc(x) { return Number.isFinite(x) ? Number(x.toFixed(ACC_DECIMALS)) : null; }
+export function roundLoss(x) {
+  return Number.isFinite(x) ? Number(x.toPrecision(LOSS_DIGITS)) : null;
+}
+export function roundAcc(x) {
+  return Number.isFinite(x) ? Number(x.toFixed(ACC_DECIMALS)) : null;
+}
 
 // JSON with every object's keys sorted and no spaces: the text the checksum
 // is taken of, the same in every browser (and in Node) for the same values.
 export function canonicalJSON(value) {
   if (value === null || typeof value !== "object") {
-    if (typeof value === "number" && !Number.isFinite(value)) { return "null"; }
+    if (typeof value === "number" && !Number.isFinite(value)) {
+      return "null";
+    }
     return JSON.stringify(value);
   }
-  if (Array.isArray(value)) { return "[" + value.map(canonicalJSON).join(",") + "]"; }
-  const keys = Object.keys(value).filter((k) => value[k] !== undefined).sort();
+  if (Array.isArray(value)) {
+    return "[" + value.map(canonicalJSON).join(",") + "]";
+  }
+  const keys = Object.keys(value)
+    .filter((k) => value[k] !== undefined)
+    .sort();
   return "{" + keys.map((k) => JSON.stringify(k) + ":" + canonicalJSON(value[k])).join(",") + "}";
 }
 
@@ -51,18 +62,27 @@ const NOBLE = "../../noble-hashes/sha2.js"; // from _static/explorer/lab/ in the
 let noble = null; // the library, loaded once, where crypto.subtle is missing
 
 // Which SHA-256 this page uses: "crypto.subtle" or "@noble/hashes".
-export function hashSource() { return globalThis.crypto && globalThis.crypto.subtle ? "crypto.subtle" : "@noble/hashes"; }
+export function hashSource() {
+  return globalThis.crypto && globalThis.crypto.subtle ? "crypto.subtle" : "@noble/hashes";
+}
 
 // SHA-256 of text (UTF-8) or bytes, as 64 hex digits.
 export async function sha256Hex(data) {
   const bytes = typeof data === "string" ? new TextEncoder().encode(data) : data;
   const c = globalThis.crypto;
-  if (c && c.subtle) { return hex(await c.subtle.digest("SHA-256", bytes)); }
+  if (c && c.subtle) {
+    return hex(await c.subtle.digest("SHA-256", bytes));
+  }
   try {
-    noble = noble || await import(new URL(NOBLE, import.meta.url).href);
+    noble = noble || (await import(new URL(NOBLE, import.meta.url).href));
   } catch (e) {
-    throw new Error("this page has no crypto.subtle (plain http from another machine) and could not load its own " +
-      "SHA-256 (" + NOBLE + "): rebuild the site with `make book`, or serve it over https");
+    throw new Error(
+      "this page has no crypto.subtle (plain http from another machine) and could not load its " +
+        "own " +
+        "SHA-256 (" +
+        NOBLE +
+        "): rebuild the site with `make book`, or serve it over https",
+    );
   }
   return hex(noble.sha256(bytes));
 }
@@ -74,10 +94,15 @@ export async function modelChecksum(arrays) {
   // Float32Arrays, or the worker's copies {data: Float32Array, dims}
   const list = (ArrayBuffer.isView(arrays) ? [arrays] : Array.from(arrays)).map((a) => a.data || a);
   let n = 0;
-  list.forEach((a) => { n += a.length; });
+  list.forEach((a) => {
+    n += a.length;
+  });
   const all = new Float32Array(n);
   let at = 0;
-  list.forEach((a) => { all.set(a, at); at += a.length; });
+  list.forEach((a) => {
+    all.set(a, at);
+    at += a.length;
+  });
   return { sha256: await sha256Hex(new Uint8Array(all.buffer)), params: n, dtype: "float32" };
 }
 
@@ -87,13 +112,23 @@ export async function modelChecksum(arrays) {
 // every build, the numbers do not).
 export async function buildId(manifest) {
   const strip = (v) => {
-    if (Array.isArray(v)) { return v.map(strip); }
-    if (v === null || typeof v !== "object") { return v; }
+    if (Array.isArray(v)) {
+      return v.map(strip);
+    }
+    if (v === null || typeof v !== "object") {
+      return v;
+    }
     const out = {};
-    Object.keys(v).forEach((k) => { if (!/_seconds$/.test(k)) { out[k] = strip(v[k]); } });
+    Object.keys(v).forEach((k) => {
+      if (!/_seconds$/.test(k)) {
+        out[k] = strip(v[k]);
+      }
+    });
     return out;
   };
-  if (!manifest || !manifest.train) { throw new Error("the manifest has no training section"); }
+  if (!manifest || !manifest.train) {
+    throw new Error("the manifest has no training section");
+  }
   return (await sha256Hex(canonicalJSON(strip(manifest.train)))).slice(0, 16);
 }
 
@@ -102,7 +137,9 @@ export async function buildId(manifest) {
 // accuracy `ruleLookup`; null if none is.
 export function phaseStep(steps, accuracy, ruleLookup, margin = PHASE_MARGIN) {
   for (let i = 0; i < steps.length; i++) {
-    if (accuracy[i][2] > ruleLookup + margin) { return steps[i]; }
+    if (accuracy[i][2] > ruleLookup + margin) {
+      return steps[i];
+    }
   }
   return null;
 }
@@ -118,10 +155,14 @@ export async function reportChecksum(report) {
 }
 
 export async function verifyChecksum(report) {
-  return typeof report.checksum === "string" && report.checksum === await reportChecksum(report);
+  return typeof report.checksum === "string" && report.checksum === (await reportChecksum(report));
 }
 
-function need(cond, what) { if (!cond) { throw new Error("cannot build the report: " + what); } }
+function need(cond, what) {
+  if (!cond) {
+    throw new Error("cannot build the report: " + what);
+  }
+}
 
 // The report of one run. `run` holds:
 //   student        the name the student typed (1-80 characters)
@@ -154,16 +195,32 @@ function need(cond, what) { if (!cond) { throw new Error("cannot build the repor
 export async function buildReport(run) {
   const s = run.settings || {};
   need(typeof run.student === "string" && run.student.trim().length > 0, "no student name");
-  need(run.student.trim().length <= MAX_STUDENT, "the name is longer than " + MAX_STUDENT + " characters");
+  need(
+    run.student.trim().length <= MAX_STUDENT,
+    "the name is longer than " + MAX_STUDENT + " characters",
+  );
   need(typeof run.link === "string" && run.link.length > 0, "no link");
   need(run.course && run.course.build, "no build id");
   need(Number.isInteger(s.h) && Number.isInteger(s.d_k), "no size");
   need(Array.isArray(run.losses) && Array.isArray(run.evals), "no curves");
   need(run.weights, "no weights");
-  const patch = run.patch && run.patchSpec ? patchChoice(run.patchSpec, run.patch.corruption, run.patch.pairs) : null;
-  need(!patch || !patch.bad, "the Patch view's " + (patch && patch.bad) + " is not one of this build's (" +
-    (run.patchSpec && run.patchSpec.corruptions ? run.patchSpec.corruptions.map((c) => c.name).join(", ") + "; 1 to " +
-      run.patchSpec.n_pairs + " pairs" : "none") + ")");
+  const patch =
+    run.patch && run.patchSpec
+      ? patchChoice(run.patchSpec, run.patch.corruption, run.patch.pairs)
+      : null;
+  need(
+    !patch || !patch.bad,
+    "the Patch view's " +
+      (patch && patch.bad) +
+      " is not one of this build's (" +
+      (run.patchSpec && run.patchSpec.corruptions
+        ? run.patchSpec.corruptions.map((c) => c.name).join(", ") +
+          "; 1 to " +
+          run.patchSpec.n_pairs +
+          " pairs"
+        : "none") +
+      ")",
+  );
   const evals = run.evals.filter((e) => e.accuracy.every(Number.isFinite));
   const steps = evals.map((e) => e.step);
   const accuracy = evals.map((e) => e.accuracy.map(roundAcc));
@@ -174,36 +231,56 @@ export async function buildReport(run) {
     student: run.student.trim(),
     created: run.created || new Date().toISOString(),
     link: run.link,
-    settings: Object.assign({ h: s.h, d_k: s.d_k, d_model: s.h * s.d_k, seed: s.seed, steps: s.steps },
-      knobSettings(run.knobs, s)),
+    settings: Object.assign(
+      { h: s.h, d_k: s.d_k, d_model: s.h * s.d_k, seed: s.seed, steps: s.steps },
+      knobSettings(run.knobs, s),
+    ),
     state: run.state,
     step: run.step,
     curves: { loss: run.losses.map(roundLoss), steps, accuracy },
     phase_step: phaseStep(steps, accuracy, run.ruleLookup, run.margin),
-    roles: { steps: evals.filter((e) => e.roles).map((e) => e.step), heads: evals.filter((e) => e.roles).map((e) => e.roles) },
+    roles: {
+      steps: evals.filter((e) => e.roles).map((e) => e.step),
+      heads: evals.filter((e) => e.roles).map((e) => e.roles),
+    },
     predictions: (run.predictions || []).map((p) => ({
-      id: String(p.id), prediction: String(p.prediction), answer: p.answer == null ? null : String(p.answer),
-      value: p.value === undefined ? null : p.value, grade: p.status || p.grade || "waiting",
+      id: String(p.id),
+      prediction: String(p.prediction),
+      answer: p.answer == null ? null : String(p.answer),
+      value: p.value === undefined ? null : p.value,
+      grade: p.status || p.grade || "waiting",
     })),
     ablations: (run.ablations || []).map((a) => ({
-      step: a.step, off: a.off.slice(), accuracy: a.accuracy.map(roundAcc),
+      step: a.step,
+      off: a.off.slice(),
+      accuracy: a.accuracy.map(roundAcc),
     })),
     model: await modelChecksum(run.weights),
   };
-  if (patch) { report.patch = patch; }
+  if (patch) {
+    report.patch = patch;
+  }
   report.checksum = await reportChecksum(report);
   return report;
 }
 
 // The file name a report is saved under: the student and the run's size.
 export function reportFileName(report) {
-  const who = report.student.toLowerCase().replace(/[^a-z0-9]+/g, "-").replace(/^-|-$/g, "") || "student";
+  const who =
+    report.student
+      .toLowerCase()
+      .replace(/[^a-z0-9]+/g, "-")
+      .replace(/^-|-$/g, "") || "student";
   return "report-" + who + "-h" + report.settings.h + "-dk" + report.settings.d_k + ".json";
 }
 
 // The report as the text of its file: readable JSON, one field a line at
 // the top, the long arrays each on one line.
 export function reportText(report) {
-  return JSON.stringify(report, null, 1).replace(/\[\s+([^[\]{}]*?)\s+\]/g,
-    (all, inner) => "[" + inner.replace(/\s*\n\s*/g, " ") + "]") + "\n";
+  return (
+    JSON.stringify(report, null, 1).replace(
+      /\[\s+([^[\]{}]*?)\s+\]/g,
+      (all, inner) => "[" + inner.replace(/\s*\n\s*/g, " ") + "]",
+    ) + "\n"
+  );
 }

@@ -8,26 +8,46 @@
 const STATIC = new URL("../../", import.meta.url); // .../_static/ (this is _static/explorer/lab/)
 // The pages that hold a trainer, whose "Copy link" and "Export report"
 // write a report's link (chapters/explorer.md, chapters/08_how_many_heads.md).
-export const TRAINER_PAGES = ["explorer.html", "08_how_many_heads.html"]
-  .map((p) => new URL("../chapters/" + p, STATIC).href);
+export const TRAINER_PAGES = ["explorer.html", "08_how_many_heads.html"].map(
+  (p) => new URL("../chapters/" + p, STATIC).href,
+);
 const SHOWN = 200; // characters of a refused link shown as text
 
 // {href} for a link to one of `pages` (absolute addresses; this site's
 // trainer pages by default), or {why: one line} for anything else.
 export function checkLink(link, pages = TRAINER_PAGES) {
-  if (typeof link !== "string" || !link.trim()) { return { why: "the report has no link" }; }
+  if (typeof link !== "string" || !link.trim()) {
+    return { why: "the report has no link" };
+  }
   let url;
-  try { url = new URL(link); } catch (e) { return { why: "it is not a complete web address" }; }
+  try {
+    url = new URL(link);
+  } catch (e) {
+    return { why: "it is not a complete web address" };
+  }
   if (url.protocol !== "http:" && url.protocol !== "https:") {
-    return { why: "it is a " + url.protocol.slice(0, 20) + " address, not a web page's (http or https)" };
+    return {
+      why: "it is a " + url.protocol.slice(0, 20) + " address, not a web page's (http or https)",
+    };
   }
   const home = pages.map((p) => new URL(p));
-  if (url.username || url.password) { return { why: "it carries a user name or password" }; }
+  if (url.username || url.password) {
+    return { why: "it carries a user name or password" };
+  }
   if (!home.some((p) => p.origin === url.origin)) {
-    return { why: "it points to another site (" + url.host.slice(0, 60) + "), not this one (" + home[0].host + ")" };
+    return {
+      why:
+        "it points to another site (" +
+        url.host.slice(0, 60) +
+        "), not this one (" +
+        home[0].host +
+        ")",
+    };
   }
   if (!home.some((p) => p.pathname === url.pathname)) {
-    return { why: "it is not this site's trainer page (" + home.map((p) => p.pathname).join(" or ") + ")" };
+    return {
+      why: "it is not this site's trainer page (" + home.map((p) => p.pathname).join(" or ") + ")",
+    };
   }
   return { href: url.href };
 }
