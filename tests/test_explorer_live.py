@@ -292,7 +292,7 @@ def test_minilm_head_switch_changes_later_layers_and_reports_the_cosine(page, mi
     n = n_timings(p)
     p.click("label[for=mha-use-2]")  # switch off layer 1, head 3
     settle(p, n)
-    assert "Switched off: L1 H3" in p.inner_text(".mha-notes")
+    assert "Switched off: L1H3" in p.inner_text(".mha-notes")
     assert "Cosine" in p.inner_text(".mha-notes")
     click(p, "mha-layer-3")
     assert p.locator(".mha-thumb").first.screenshot() != before, "layer 3 did not change"

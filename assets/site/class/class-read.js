@@ -4,6 +4,7 @@
 // read. Pure functions: the files' texts come in, nothing goes out (no
 // request is made with a report).
 import { check } from "./schema-lite.js";
+import { headName } from "../explorer/lab/heads.js";
 import { knobFromText, knobValue, knobWords } from "../explorer/lab/knobs.js";
 import { patchChoice } from "../explorer/lab/link.js";
 import {
@@ -407,7 +408,7 @@ export function layersWith(report, role) {
 // The lookup accuracy with every head of layer 1 off (the run's last such
 // ablation), or null.
 function layer1Off(r) {
-  const all = Array.from({ length: r.settings.h }, (_, i) => "L1H" + (i + 1));
+  const all = Array.from({ length: r.settings.h }, (_, i) => headName(0, i));
   const a = r.ablations
     .filter((x) => x.off.length === all.length && all.every((n) => x.off.includes(n)))
     .pop();

@@ -10,6 +10,7 @@
 // turns the state into a view with the live engine (engine.js) or the
 // precomputed pictures.
 import { MAN, PRE } from "./data.js";
+import { headName } from "./lab/heads.js";
 
 // A reason this view cannot be drawn, shown as it is (not "Could not compute").
 export class Notice extends Error {}
@@ -409,7 +410,7 @@ export class ExplorerState {
         return off[k];
       })
       .map(function (k) {
-        return "L" + (Math.floor(k / m.h) + 1) + " H" + ((k % m.h) + 1);
+        return headName(Math.floor(k / m.h), k % m.h);
       });
     var v = {
       tokens: tokens,

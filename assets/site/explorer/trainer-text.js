@@ -6,6 +6,7 @@
 // view's elements; none keeps state.
 import { MAN } from "./data.js";
 import { el, pct } from "./dom.js";
+import { headName, headWords } from "./lab/heads.js";
 import { pythonLine } from "./lab/link.js";
 
 // What to do when the build is incomplete, and when a file the page needs
@@ -24,14 +25,8 @@ export const ALL_OFF =
   "current one, so there is no attention to show and nothing to read out. " +
   "Switch at least one head back on.";
 
-// A head by its place (l, i from 0): "L1H2" in titles, tables and lists
-// (the report's and the link's format), "Layer 1, head 2" read aloud.
-export function headName(l, i) {
-  return "L" + (l + 1) + "H" + (i + 1);
-}
-export function headWords(l, i) {
-  return "Layer " + (l + 1) + ", head " + (i + 1);
-}
+// A head's name, from the lab (one definition for the site).
+export { headName, headWords };
 
 // The lines of a run's life (trainer-panel.js, trainer-lab-file.js).
 export const lines = {
