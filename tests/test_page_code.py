@@ -182,6 +182,10 @@ def test_imports_go_one_way_and_onnxruntime_is_set_up_once():
     users = {f for f in JS if "explorer/ort.js" in imports(f)}
     assert {"explorer/engine.js", "explorer/smollm2-engine.js",
             "explorer/worker-common.js"} <= users, users
+    # a file that did not load is told in one text, fetchOk's
+    told = {f for f, text in CODE.items()
+            if re.search(r"""could not load ["']\s*\+|HTTP ["']\s*\+\s*\w+\.status""", text)}
+    assert told == {"explorer/ort.js"}, f"a failed load is told in {sorted(told)}"
 
 
 # The trainer panel's parts and the names its files give them (issue 50):

@@ -25,6 +25,7 @@ import { charts, lists, quiz, table } from "./class-draw.js";
 import { linksForm } from "./links.js";
 import { el } from "../explorer/dom.js";
 import { buildId } from "../explorer/lab/report.js";
+import { fetchJSON } from "../explorer/ort.js";
 import { printReport, reportView } from "../explorer/report-view.js";
 
 const STATIC = new URL("../", import.meta.url).href; // .../_static/
@@ -34,11 +35,7 @@ export function classPages() {
 }
 
 async function getJSON(path) {
-  const r = await fetch(new URL(path, STATIC));
-  if (!r.ok) {
-    throw new Error(path + ": HTTP " + r.status);
-  }
-  return r.json();
+  return fetchJSON(new URL(path, STATIC).href);
 }
 
 // Parameters of the tiny model of width d (the manifest's shapes: each

@@ -13,22 +13,23 @@
 // the page's entry (page.js) offers to the browser tests.
 import { MAN as manifest, STATIC } from "./data.js";
 import { feedsOf } from "./knob-feeds.js";
-import { createSession, float32, int64, knobFeeds, loadOrt, only, sessionFrom } from "./ort.js";
+import {
+  createSession,
+  fetchJSON,
+  fetchOk,
+  float32,
+  int64,
+  knobFeeds,
+  loadOrt,
+  only,
+  sessionFrom,
+} from "./ort.js";
 
 const DATA = STATIC + "explorer-data/";
 
 var Tokenizer = null;
 var tokenizers = {};
 var sessions = {};
-
-function fetchJSON(url) {
-  return fetch(url).then(function (r) {
-    if (!r.ok) {
-      throw new Error("could not load " + url + " (HTTP " + r.status + ")");
-    }
-    return r.json();
-  });
-}
 
 // Start the engine: onnxruntime-web and the tiny models' tokenizer.
 // Rejects with a one-line reason when the browser cannot run it.
@@ -150,11 +151,8 @@ async function forwardWith(params, h, ids, opts) {
 var weights = {};
 function tinyWeights(entry) {
   if (!weights[entry.file]) {
-    weights[entry.file] = fetch(DATA + "models/" + entry.file)
+    weights[entry.file] = fetchOk(DATA + "models/" + entry.file, entry.file)
       .then(function (r) {
-        if (!r.ok) {
-          throw new Error("could not load " + entry.file + " (HTTP " + r.status + ")");
-        }
         return r.arrayBuffer();
       })
       .then(function (buf) {
@@ -232,10 +230,7 @@ function loadMiniLM(onProgress) {
       fetchJSON(DATA + "tokenizers/" + m.config),
     ]);
     tokenizers.minilm = new Tokenizer(spec[0], spec[1]);
-    var resp = await fetch(DATA + "models/" + m.file);
-    if (!resp.ok) {
-      throw new Error("could not load MiniLM (HTTP " + resp.status + ")");
-    }
+    var resp = await fetchOk(DATA + "models/" + m.file, "MiniLM");
     var total = m.bytes,
       got = 0,
       parts = [];

@@ -36,9 +36,11 @@ export function loadOrt() {
   return loading;
 }
 
-// The bytes at url; a failure names the file (`name`) and what went wrong
-// (onnxruntime itself says "failed to load external data file" for a 404).
-export async function fetchBytes(url, name) {
+// The answer for a file of the site, or the one failure text that names the
+// file (`name`: its name, not its whole address) and what went wrong. Every
+// file the page and the workers load comes through here (onnxruntime itself
+// says "failed to load external data file" for a 404).
+export async function fetchOk(url, name) {
   let r;
   try {
     r = await fetch(url);
@@ -48,7 +50,17 @@ export async function fetchBytes(url, name) {
   if (!r.ok) {
     throw new LoadError("could not load " + name + " (HTTP " + r.status + ")");
   }
-  return new Uint8Array(await r.arrayBuffer());
+  return r;
+}
+
+// The bytes at url (see fetchOk).
+export async function fetchBytes(url, name) {
+  return new Uint8Array(await (await fetchOk(url, name)).arrayBuffer());
+}
+
+// The JSON at url, named by its file name (see fetchOk).
+export async function fetchJSON(url) {
+  return (await fetchOk(url, url.split("/").pop())).json();
 }
 
 // A session for a graph's bytes (named `name` in the error). options:

@@ -9,7 +9,7 @@
 // refusal(tok) and memoryRefusal(), which the SmolLM2 view (smollm2.js)
 // and the browser tests use.
 import { SMOL, STATIC } from "./data.js";
-import { createSession, float32, int64, loadOrt } from "./ort.js";
+import { createSession, fetchJSON, fetchOk, float32, int64, loadOrt } from "./ort.js";
 
 const DIR = STATIC + "explorer-data/smollm2/";
 const M = SMOL ? SMOL.manifest : null;
@@ -49,24 +49,11 @@ function memoryRefusal() {
   return null;
 }
 
-async function fetchJSON(url) {
-  var r = await fetch(url);
-  if (!r.ok) {
-    throw new Error("could not load " + url.split("/").pop() + " (HTTP " + r.status + ")");
-  }
-  return r.json();
-}
-
 // One file's bytes (its size from the manifest), with progress: done is
 // what came before it, all the whole download; a short, long or failed
 // download says so.
 async function fetchFile(file, size, done, all, onProgress) {
-  var resp = await fetch(DIR + file).catch(function () {
-    throw new Error("could not load " + file + " (no answer from the server)");
-  });
-  if (!resp.ok) {
-    throw new Error("could not load " + file + " (HTTP " + resp.status + ")");
-  }
+  var resp = await fetchOk(DIR + file, file);
   var bytes = new Uint8Array(size),
     got = 0,
     reader = resp.body.getReader();

@@ -18,17 +18,12 @@ import { LabFiles } from "./trainer-lab-file.js";
 import { faintCurves } from "./trainer-lab-draw.js";
 import { REBUILD, headName } from "./trainer-text.js";
 import { buildId } from "./lab/report.js";
+import { fetchJSON } from "./ort.js";
 import { exportControls } from "./report-view.js";
 
 let data = null; // the page's one load of the bank and the book's runs
 function labData() {
-  const get = (f) =>
-    fetch(new URL("explorer-data/lab/" + f, STATIC)).then((r) => {
-      if (!r.ok) {
-        throw new Error(f + ": HTTP " + r.status);
-      }
-      return r.json();
-    });
+  const get = (f) => fetchJSON(new URL("explorer-data/lab/" + f, STATIC).href);
   return (
     data ||
     (data = Promise.all([get("questions.json"), get("book_runs.json"), buildId(MAN)]).then(
