@@ -4,6 +4,7 @@ read (no book is built here; a whole build takes minutes)."""
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -168,6 +169,28 @@ def test_the_book_build_imports_no_test_dependency(module):
     source = (ROOT / "scripts" / f"{module}.py").read_text()
     assert '"tests"' not in source and "'tests'" not in source, \
         f"scripts/{module}.py puts the test folder on its path"
+
+
+def test_the_export_caches_key_on_the_books_own_packages():
+    """The two export caches (the explorer's, SmolLM2's) key on the versions
+    of libraries, read from the installed packages: each must be one the
+    book installs (requirements.txt, requirements-model.txt), or a fresh
+    `make book` stops with "No package metadata was found" (SmolLM2's key
+    once named onnxruntime, a test dependency: the fresh-clone build that
+    had to export failed)."""
+    import export_explorer as ee
+
+    from mhacourse.real_lm import web
+
+    book = set()
+    for name in ("requirements.txt", "requirements-model.txt"):
+        for line in (ROOT / name).read_text().splitlines():
+            found = re.match(r"\s*([A-Za-z0-9][A-Za-z0-9._-]*)", line.split("#")[0])
+            if found:
+                book.add(found.group(1).lower().replace("_", "-"))
+    for libraries in (ee.LIBRARIES, web.LIBRARIES):
+        missing = {d for d in libraries if d.lower().replace("_", "-") not in book}
+        assert not missing, f"an export's cache key reads {missing}, not a book package"
 
 
 def test_the_export_cache_keys_on_what_the_export_reads(tmp_path: Path, monkeypatch):

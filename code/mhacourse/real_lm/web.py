@@ -342,7 +342,7 @@ MEMORY_MB = 800
 #: the package's files that _forward_core and the views run.
 SOURCES = ("real_lm", "multihead.py", "heads.py", "masks.py", "positions.py",
            "attention.py", "_validate.py", "block.py", "circuits", "tasks.py")
-LIBRARIES = ("torch", "onnx", "onnxruntime", "numpy", "tokenizers", "gguf")
+LIBRARIES = ("torch", "onnx", "onnxscript", "numpy", "tokenizers", "gguf")
 KEEP = 2  # exports kept in the cache
 
 
