@@ -11,7 +11,7 @@ import {
   pythonLine,
   patchChoice,
 } from "../../assets/site/explorer/lab/link.js";
-import { KNOBS, PATCH } from "./knobs.mjs";
+import { KNOBS, PATCH, withDefaults } from "./knobs.mjs";
 
 const bank = JSON.parse(
   readFileSync(new URL("../../code/mhacourse/data/questions.json", import.meta.url)),
@@ -56,7 +56,7 @@ test("a link round-trips every field", () => {
   };
   const r = decodeExperiment(encodeExperiment(e, KNOBS), LIMITS, bank);
   assert.equal(r.ignored, "");
-  assert.deepEqual(r.experiment, e);
+  assert.deepEqual(r.experiment, withDefaults(e));
   assert.equal(
     pythonLine(r.experiment, KNOBS),
     "model, metrics = tm.train(tm.TinyConfig(h=8, d_k=8, n_layers=1, warmup=0), steps=640, " +

@@ -7,7 +7,7 @@
 import test from "node:test";
 import assert from "node:assert/strict";
 import { readFileSync } from "node:fs";
-import { KNOBS, PATCH } from "./knobs.mjs";
+import { KNOBS, PATCH, withDefaults } from "./knobs.mjs";
 import {
   decodeExperiment,
   encodeExperiment,
@@ -86,7 +86,7 @@ test("the new knob and clip round-trip through the link and its Python line", ()
   assert.match(search, /&clip=0/);
   const back = decodeExperiment(search, LIMITS, bank);
   assert.equal(back.ignored, "");
-  assert.deepEqual(back.experiment, EXP);
+  assert.deepEqual(back.experiment, withDefaults(EXP, MAN_KNOBS));
   assert.match(
     pythonLine(back.experiment, MAN_KNOBS),
     /steps=40, seed=3, clip=None, toy_option=True\)$/,
@@ -133,13 +133,10 @@ test("the new knob and clip are written to the model file and read back", async 
     })),
   });
   const m = await readModelFile(await writeModelFile(run, spec), spec);
-  assert.deepEqual(m.extra.knobs, {
-    layers: 1,
-    warmup: true,
-    identical: false,
-    clip: false,
-    toy: true,
-  });
+  assert.deepEqual(
+    m.extra.knobs,
+    withDefaults({ layers: 1, warmup: true, identical: false, clip: false, toy: true }, MAN_KNOBS),
+  );
   assert.equal(m.config.n_layers, 1);
   assert.equal(m.config.warmup, 100);
   const e = experimentOf(m, spec);
