@@ -46,6 +46,15 @@ const MAN_KNOBS = KNOBS.concat([TOY]);
 const schema = JSON.parse(
   readFileSync(new URL("../../assets/site/class/report.schema.json", import.meta.url)),
 );
+// The context readClass reads reports in, as class.js builds it.
+const CLASS = {
+  schema,
+  build: "0123456789abcdef",
+  ruleLookup: 0.29,
+  margin: 0.1,
+  knobs: MAN_KNOBS,
+  parseLink,
+};
 const bank = JSON.parse(
   readFileSync(new URL("../../code/mhacourse/data/questions.json", import.meta.url)),
 );
@@ -194,14 +203,7 @@ test(
     assert.equal(a.settings.clip, false);
     assert.equal(a.predictions[0].grade, "right");
     assert.deepEqual(parseLink(a.link, MAN_KNOBS).toy, true);
-    const ctx = {
-      schema,
-      build: "0123456789abcdef",
-      ruleLookup: 0.29,
-      margin: 0.1,
-      knobs: MAN_KNOBS,
-      parseLink,
-    };
+    const ctx = CLASS;
     const files = [a, b, c].map((r, i) => ({ name: "r" + i + ".json", text: reportText(r) }));
     const got = await readClass(files, ctx);
     assert.deepEqual(got.problems, []);
@@ -292,15 +294,7 @@ test(
       report("Fy", {}, { corruption: "query", pairs: 257 }),
       /Patch view's pairs is not one/,
     );
-    const ctx = {
-      schema,
-      build: "0123456789abcdef",
-      ruleLookup: 0.29,
-      margin: 0.1,
-      knobs: MAN_KNOBS,
-      parseLink,
-      patch: PATCH,
-    };
+    const ctx = Object.assign({ patch: PATCH }, CLASS);
     const got = await readClass(
       [a, none].map((r, i) => ({ name: "p" + i + ".json", text: reportText(r) })),
       ctx,
