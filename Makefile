@@ -69,7 +69,9 @@ html: $(VENV)/.book-deps _vendor/.stamp _build/.site-assets execute
 	$(call stage,html,end)
 
 # Every chapter not in the execution cache, executed into it (a chapter whose
-# code is unchanged is skipped).
+# code is unchanged is skipped), or taken from the user's cache when this
+# clone's inputs are those it was executed with (a fresh clone of an
+# unchanged course, as in CI: scripts/execute_chapters.py, inputs_key).
 execute: $(VENV)/.book-deps _build/.ipynbs _build/.package-hash
 	$(call stage,execute,start)
 	OMP_NUM_THREADS=1 MHACOURSE_BUILD=1 $(BIN)/python scripts/execute_chapters.py --jobs 2

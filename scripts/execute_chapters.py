@@ -15,11 +15,27 @@ Each chapter's split printouts are joined (:func:`join_split_streams`), so
 a page does not depend on when the kernel flushed. A chapter that fails is
 not cached; the script says which and exits 1, and the build would run it
 again and show its traceback.
+
+Executed chapters are also kept outside the clone, in the user's cache
+(``$MHACOURSE_CACHE``, default ``~/.cache/mhacourse``, beside the explorer's
+export), under a key of everything a chapter reads besides its own cells
+(:func:`inputs_key`: the package, ``assets/``, ``benchmarks/results/``,
+``_config.yml``, this script, Python's version and every installed
+distribution's version). A fresh clone of an unchanged course (CI) takes a
+chapter from there instead of executing it again; any change to those
+inputs or to the chapter's cells executes it. ``--no-shared-cache``
+neither reads nor writes it.
 """
 from __future__ import annotations
 
 import argparse
+import hashlib
+import importlib.metadata
+import json
+import os
+import platform
 import sys
+import tempfile
 import time
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
@@ -32,6 +48,10 @@ from jupyter_cache.executors.utils import single_nb_execution
 
 ROOT = Path(__file__).resolve().parent.parent
 CACHE = ROOT / "_build" / ".jupyter_cache"
+#: what a chapter may read besides its cells (folders: every file in them)
+INPUTS = ("code/mhacourse", "code/pyproject.toml", "assets", "benchmarks/results",
+          "_config.yml", "scripts/execute_chapters.py")
+KEEP = 2  # input keys kept in the shared cache
 
 
 def chapters() -> list[Path]:
@@ -73,6 +93,67 @@ def join_split_streams(nb) -> int:
     return joined
 
 
+def shared_dir() -> Path:
+    """The executed chapters kept outside the clone (beside the explorer's
+    export: ``scripts/export_explorer.py``)."""
+    env = os.environ.get("MHACOURSE_CACHE")
+    base = Path(env) if env else Path(os.environ.get("XDG_CACHE_HOME")
+                                      or Path.home() / ".cache") / "mhacourse"
+    return base / "executed-chapters"
+
+
+def inputs_key() -> str:
+    """SHA-256 of every file of :data:`INPUTS` (name and content; no
+    ``__pycache__``), Python's version and the name and version of every
+    distribution installed beside this script."""
+    h = hashlib.sha256()
+    for name in INPUTS:
+        top = ROOT / name
+        for f in sorted([top] if top.is_file() else top.rglob("*")):
+            if f.is_file() and "__pycache__" not in f.parts and ".egg-info" not in str(f):
+                h.update(f"{f.relative_to(ROOT)}\0".encode())
+                h.update(hashlib.sha256(f.read_bytes()).digest())
+    dists = sorted(f"{d.metadata['Name']}=={d.version}"
+                   for d in importlib.metadata.distributions())
+    h.update("\0".join([platform.python_version(), *dists]).encode())
+    return h.hexdigest()[:32]
+
+
+def cells_key(nb) -> str:
+    """SHA-256 of a chapter's code cells (their source, in order) and kernel."""
+    code = [c.source for c in nb.cells if c.get("cell_type") == "code"]
+    kernel = nb.metadata.get("kernelspec", {}).get("name", "")
+    return hashlib.sha256(json.dumps([kernel, code]).encode()).hexdigest()[:32]
+
+
+def from_shared(folder: Path, nb) -> object | None:
+    """The executed notebook of ``nb``'s cells in ``folder``, or None."""
+    f = folder / f"{cells_key(nb)}.ipynb"
+    return nbformat.read(f, as_version=4) if f.is_file() else None
+
+
+def to_shared(folder: Path, source, executed) -> None:
+    """Keep the executed notebook (written aside, then renamed, so that a
+    half-written one is never read) and the :data:`KEEP` latest keys only.
+    A cache that cannot be written is skipped with one line."""
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(dir=folder, prefix=".new-")
+        with os.fdopen(fd, "w") as out:
+            nbformat.write(executed, out)
+        os.replace(tmp, folder / f"{cells_key(source)}.ipynb")
+        os.utime(folder)
+    except OSError as e:
+        print(f"execute_chapters: not kept in the shared cache ({e})", file=sys.stderr)
+        return
+    keys = sorted((p for p in folder.parent.iterdir() if p.is_dir()),
+                  key=lambda p: p.stat().st_mtime, reverse=True)
+    for old in keys[KEEP:]:
+        for f in old.iterdir():
+            f.unlink(missing_ok=True)
+        old.rmdir()
+
+
 def execute(path: Path, timeout: int) -> tuple[Path, object, float, str | None]:
     nb = nbformat.read(path, as_version=4)
     result = single_nb_execution(nb, cwd=str(path.parent), timeout=timeout,
@@ -91,15 +172,31 @@ SLOWEST_FIRST = ["17_induction_in_a_real_lm", "08_how_many_heads", "09_making_it
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--jobs", type=int, default=2, help="chapters at a time (default 2)")
+    ap.add_argument("--no-shared-cache", action="store_true",
+                    help="neither take chapters from the user's cache nor keep them there")
     args = ap.parse_args()
     timeout = yaml.safe_load((ROOT / "_config.yml").read_text())["execute"]["timeout"]
     cache = get_cache(str(CACHE))
-    todo, pages = [], chapters()
+    shared = None if args.no_shared_cache else shared_dir() / inputs_key()
+    todo, pages, reused = [], chapters(), 0
     for path in pages:
+        nb = nbformat.read(path, as_version=4)
         try:
-            cache.match_cache_notebook(nbformat.read(path, as_version=4))
+            cache.match_cache_notebook(nb)
+            continue
         except KeyError:
+            pass
+        done = from_shared(shared, nb) if shared else None
+        if done is None:
             todo.append(path)
+            continue
+        cache.cache_notebook_bundle(
+            CacheBundleIn(done, str(path), data={"execution_seconds": 0.0, "shared": True}),
+            check_validity=False, overwrite=True)
+        reused += 1
+    if reused:
+        print(f"{reused} chapters taken from the shared cache ({shared}: the same cells, "
+              f"package, assets, results and libraries)", flush=True)
     # the slowest first (measured in a fresh build), so that the last to end
     # is a short one: the two workers finish together
     todo.sort(key=lambda p: SLOWEST_FIRST.index(p.stem) if p.stem in SLOWEST_FIRST
@@ -118,6 +215,8 @@ def main() -> int:
             cache.cache_notebook_bundle(
                 CacheBundleIn(nb, str(path), data={"execution_seconds": seconds}),
                 check_validity=False, overwrite=True)
+            if shared:
+                to_shared(shared, nbformat.read(path, as_version=4), nb)
             print(f"{name}: executed in {seconds:.1f} s", flush=True)
     print(f"{len(todo) - len(failed)} chapters executed in "
           f"{time.perf_counter() - t0:.0f} s", flush=True)

@@ -237,3 +237,43 @@ def test_minilm_chapters_name_heads_from_1_with_head_name(stem):
     assert "mc.head_name(" in text
     if stem.startswith("04"):
         assert "both counted from 1, as everywhere in the course" in " ".join(text.split())
+
+
+def test_shared_execution_cache_keys_on_cells_and_inputs(tmp_path, monkeypatch):
+    """scripts/execute_chapters.py keeps an executed chapter outside the
+    clone under its code cells and the key of what chapters read: a chapter
+    with other code, or the same chapter once an input changed, is not taken
+    from it; the same cells under the same key are, outputs and all; and
+    only the latest KEEP keys stay."""
+    import nbformat
+    v4 = nbformat.v4
+    monkeypatch.setenv("MHACOURSE_CACHE", str(tmp_path))
+    source = v4.new_notebook(cells=[v4.new_markdown_cell("# ch"), v4.new_code_cell("print(1)")])
+    executed = nbformat.from_dict(source)
+    executed.cells[1].outputs = [v4.new_output("stream", name="stdout", text="1\n")]
+    key = execute_chapters.inputs_key()
+    assert key == execute_chapters.inputs_key(), "the key of unchanged inputs moved"
+    folder = execute_chapters.shared_dir() / key
+    assert execute_chapters.from_shared(folder, source) is None
+    execute_chapters.to_shared(folder, source, executed)
+    got = execute_chapters.from_shared(folder, source)
+    assert got is not None and got.cells[1].outputs[0].text == "1\n"
+    other = nbformat.from_dict(source)
+    other.cells[1].source = "print(2)"
+    assert execute_chapters.from_shared(folder, other) is None, "other code, same entry"
+    prose = nbformat.from_dict(source)
+    prose.cells[0].source = "# the chapter, reworded"
+    assert execute_chapters.from_shared(folder, prose) is not None, "prose is not executed"
+    # an input changed (a file under assets/): another key, nothing there
+    monkeypatch.setattr(execute_chapters, "ROOT", tmp_path / "clone")
+    for name in execute_chapters.INPUTS:
+        (tmp_path / "clone" / name).mkdir(parents=True, exist_ok=True)
+    first = execute_chapters.inputs_key()
+    (tmp_path / "clone" / "assets" / "runs.json").write_text("{}")
+    second = execute_chapters.inputs_key()
+    assert first != second, "a changed input kept the key"
+    assert execute_chapters.from_shared(execute_chapters.shared_dir() / second, source) is None
+    for k in ("k1", "k2", "k3"):
+        execute_chapters.to_shared(execute_chapters.shared_dir() / k, source, executed)
+    left = sorted(p.name for p in execute_chapters.shared_dir().iterdir())
+    assert len(left) == execute_chapters.KEEP and "k3" in left, left
