@@ -64,10 +64,20 @@ def document_screens(page) -> float:
         return document.documentElement.scrollHeight / window.innerHeight; }""")
 
 
+#: How long a Playwright wait in a context of ours waits for its state, by
+#: default (Playwright's own is 30 s). Every wait is for a state (a page
+#: loaded, a model trained), so this bounds only how long a broken page is
+#: waited for; on a machine busy with other work a page that is fine can
+#: take several times its quiet time (issue 49: the suite beside two busy
+#: loops), and that must not fail a test.
+WAIT_MS = 120_000
+
+
 def block_outside(context, base: str, blocked: list[str]) -> None:
     """Let the Playwright ``context`` reach ``base`` (and ``data:``/``blob:``
     URLs) only; every other request is aborted and its URL appended to
-    ``blocked``."""
+    ``blocked``. Its waits wait up to :data:`WAIT_MS` unless they say."""
+    context.set_default_timeout(WAIT_MS)
     def route(r):
         url = r.request.url
         if url.startswith((base, "data:", "blob:")):

@@ -336,7 +336,7 @@ def test_a_rerun_is_judged_within_the_stated_tolerance(opened):
     for i, verdict in [(0, "agrees"), (1, "differs")]:  # h = 1 and h = 2
         rows.nth(i).locator(".mha-class-rerun").click()
         note = rows.nth(i).locator(".mha-class-rerun-note")
-        note.filter(has_text=verdict).wait_for(timeout=5000)
+        note.filter(has_text=verdict).wait_for()
         assert verdict in note.inner_text(), note.inner_text()
 
 

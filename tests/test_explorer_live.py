@@ -44,8 +44,7 @@ TINY_MODELS = ["h4_dk16", "h1_dk64", "h16_dk4", "h8_dk32_init"]
 def page(live_page):  # noqa: F811 (the fixture imported above)
     """The explorer page (live_fixture.live_page) once its live engine has started."""
     p = live_page.page
-    p.wait_for_function("window.mha?.explorer && window.mha?.explorer.engine !== 'loading'",
-                        timeout=30_000)
+    p.wait_for_function("window.mha?.explorer && window.mha?.explorer.engine !== 'loading'")
     assert p.evaluate("window.mha?.explorer.engine") == "ready", p.inner_text("#mha-status")
     return p, live_page.blocked, live_page.base
 
@@ -72,7 +71,7 @@ def run_minilm(p, text: str, mask=None) -> dict:
 
 
 def settle(p, n_before: int) -> None:
-    p.wait_for_function(f"mha.explorer.timings.length > {n_before}", timeout=20_000)
+    p.wait_for_function(f"mha.explorer.timings.length > {n_before}")
 
 
 def n_timings(p) -> int:
@@ -129,7 +128,7 @@ def test_every_tiny_model_runs_in_the_browser(page):
 def minilm(page):
     p, _, _ = page
     p.evaluate("mha.engine.loadMiniLM()")
-    p.wait_for_function("mha.engine.minilmLoaded()", timeout=60_000)
+    p.wait_for_function("mha.engine.minilmLoaded()")
     return p
 
 
@@ -282,7 +281,7 @@ def test_minilm_head_switch_changes_later_layers_and_reports_the_cosine(page, mi
     if p.locator("button.mha-load").is_visible():
         n = n_timings(p)
         p.click("button.mha-load")
-        p.wait_for_function("window.mha?.explorer.minilm === 'ready'", timeout=60_000)
+        p.wait_for_function("window.mha?.explorer.minilm === 'ready'")
         settle(p, n)
     type_text(p, "The robot picked up the ball because it was light.")
     click(p, "mha-layer-3")
@@ -308,8 +307,7 @@ def test_without_webassembly_one_line_says_so_and_the_examples_still_work(page):
     try:
         p.add_init_script("delete window.WebAssembly;")
         p.goto(f"{base}/{PAGE}")
-        p.wait_for_function("window.mha?.explorer && window.mha?.explorer.engine === 'failed'",
-                            timeout=20_000)
+        p.wait_for_function("window.mha?.explorer && window.mha?.explorer.engine === 'failed'")
         assert "Live engine unavailable" in p.inner_text("#mha-status")
         assert thumbs(p) == 4
         assert "(precomputed at build time)" in p.inner_text(".mha-header")

@@ -23,7 +23,7 @@ from live_fixture import B64, floats
 
 from mhacourse import real_lm
 from mhacourse.real_lm import induction
-from site_browser import DRIVE, PAGE, SITE, offline_page, serve
+from site_browser import DRIVE, PAGE, SITE, WAIT_MS, offline_page, serve
 
 SMOL = SITE / "_static" / "explorer-data" / "smollm2"
 ATTN_TOL, LOSS_TOL = 1e-4, 2e-3
@@ -50,7 +50,7 @@ def page():
         p.on("pageerror", lambda e: errors.append(str(e)))
         p.on("request", lambda r: requests.append(r.url))
         p.goto(f"{base}/{PAGE}")
-        p.wait_for_function("window.mha && window.mha.smollm2 && mha.smollm2.view", timeout=30_000)
+        p.wait_for_function("window.mha && window.mha.smollm2 && mha.smollm2.view")
         yield p, requests, errors
         assert [e for e in errors if "THEBE_JS_URL" not in e] == [], errors
         assert blocked == [], f"the page tried to reach {blocked}"
@@ -65,8 +65,7 @@ def run(p, ids, mask=None) -> dict:
 
 def settle(p, before: int) -> str:
     """Wait for the view's next update; return its message line."""
-    p.wait_for_function(f"mha.smollm2.timings.length + mha.smollm2.lines.length > {before}",
-                        timeout=60_000)
+    p.wait_for_function(f"mha.smollm2.timings.length + mha.smollm2.lines.length > {before}")
     return p.inner_text("#mha-smollm2 .mha-smol-message")
 
 
@@ -177,6 +176,7 @@ def other_page(page, base: str, reached: list[str]):
     """A second page of the module's browser, in a context of its own that
     reaches ``base`` (and file: URLs) only."""
     context = page.context.browser.new_context(viewport={"width": 1280, "height": 900}, **DRIVE)
+    context.set_default_timeout(WAIT_MS)
     context.route("**/*", lambda r: r.continue_() if r.request.url.startswith((base, "file:"))
                   else (reached.append(r.request.url), r.abort()))
     return context, context.new_page()
@@ -190,7 +190,7 @@ def test_too_little_memory_gets_one_line_and_the_examples(page):
     try:
         p.add_init_script("Object.defineProperty(navigator, 'deviceMemory', {get: () => 0.5})")
         p.goto(f"{base}/{PAGE}")
-        p.wait_for_function("window.mha && mha.smollm2 && mha.smollm2.view", timeout=30_000)
+        p.wait_for_function("window.mha && mha.smollm2 && mha.smollm2.view")
         status = p.inner_text("#mha-smollm2 .mha-smol-status")
         assert status.startswith("Live SmolLM2 is off: this device reports 0.5 GB"), status
         assert p.locator("#mha-smollm2 .mha-smol-load").is_hidden()
@@ -205,7 +205,7 @@ def test_a_page_opened_from_disk_shows_the_examples_and_says_why(page):
     context, p = other_page(page[0], "file:", reached)
     try:
         p.goto((SITE / PAGE).as_uri())
-        p.wait_for_selector("#mha-smollm2.mha-smol-fallback canvas", timeout=30_000)
+        p.wait_for_selector("#mha-smollm2.mha-smol-fallback canvas")
         status = p.inner_text("#mha-smollm2 .mha-smol-status")
         assert "Live SmolLM2 off" in status and "file://" in status, status
         assert p.locator("#mha-smollm2 canvas").count() == 9

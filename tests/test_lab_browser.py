@@ -25,7 +25,7 @@ def lab():
         errors = []
         page.on("pageerror", lambda e: errors.append(str(e)))
         page.goto(f"{base}/tests/js/lab-page.html")
-        page.wait_for_function("window.lab !== undefined", timeout=30_000)
+        page.wait_for_function("window.lab !== undefined")
         page.evaluate("spec => { window.SPEC = spec; }", model_spec())
         yield page, base
         assert not errors, errors

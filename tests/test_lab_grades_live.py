@@ -38,7 +38,7 @@ def run(live_page):  # noqa: F811
     p = live_page.page.context.new_page()
     p.on("pageerror", lambda e: live_page.errors.append(str(e)))
     p.goto(live_page.url + "?v=1&h=2&dk=8&seed=1&steps=60")
-    p.wait_for_function(f"window.mha?.trainer && {PANEL}.lab.ready", timeout=30_000)
+    p.wait_for_function(f"window.mha?.trainer && {PANEL}.lab.ready")
     p.locator(".mha-trainer").scroll_into_view_if_needed()
     p.wait_for_function(f"{PANEL}.state === 'ready'", timeout=90_000)
     p.evaluate(f"""() => {{ const L = {PANEL}.lab;
@@ -50,7 +50,7 @@ def run(live_page):  # noqa: F811
     p.evaluate("""() => {
         const boxes = document.querySelectorAll('.mha-train-panel .mha-train-use');
         boxes[0].click(); boxes[1].click(); }""")  # L1H1, then L1H2 at once
-    p.wait_for_function(f"{PANEL}.lab.ablations.length === 2 && !{PANEL}.ablating", timeout=60_000)
+    p.wait_for_function(f"{PANEL}.lab.ablations.length === 2 && !{PANEL}.ablating")
     yield p
     p.close()
 
@@ -112,8 +112,7 @@ def test_an_opened_model_file_is_a_model_not_a_run(run, tmp_path):
     run.wait_for_function(f"""{PANEL}.lab.files.opened && {PANEL}.evals.length &&
         ['right', 'wrong'].includes(({PANEL}.lab.grades.find(
             g => g.id === 'composition') || {{}}).status) &&
-        {PANEL}.lab.grades.some(g => g.id === 'phase_step')""",
-                          timeout=60_000)
+        {PANEL}.lab.grades.some(g => g.id === 'phase_step')""")
     grades = {g["id"]: g for g in run.evaluate(f"{PANEL}.lab.grades")}
     assert grades["phase_step"]["status"] == "not_applicable"
     assert grades["phase_step"]["line"].startswith("Not graded on a model file")

@@ -33,7 +33,7 @@ def open_link(live, query: str, scroll: bool = True):
     p = live.page.context.new_page()
     p.on("pageerror", lambda e: live.errors.append(str(e)))
     p.goto(live.url + query)
-    p.wait_for_function(f"window.mha?.trainer && {PANEL}.lab.ready", timeout=30_000)
+    p.wait_for_function(f"window.mha?.trainer && {PANEL}.lab.ready")
     if scroll:
         p.locator(".mha-trainer").scroll_into_view_if_needed()
         p.wait_for_function(f"{PANEL}.state === 'ready'", timeout=90_000)
@@ -224,7 +224,7 @@ def test_a_model_file_opens_with_the_package_roles_and_bad_files_get_one_line(li
         for f in bad_files(tmp_path):
             p.evaluate(f"{PANEL}.lab.line.textContent = ''")
             p.locator(".mha-lab-open").first.set_input_files(str(f))
-            p.wait_for_function(f"{PANEL}.lab.line.textContent !== ''", timeout=20_000)
+            p.wait_for_function(f"{PANEL}.lab.line.textContent !== ''")
             line = p.evaluate(f"{PANEL}.lab.line.textContent")
             assert line.startswith(f.name + ": ") and "\n" not in line and len(line) < 300, line
         assert p.evaluate(f"{PANEL}.state") == "done"
@@ -260,7 +260,7 @@ def test_export_report_then_the_class_page_reruns_its_link(live_page, tmp_path):
     c.on("pageerror", lambda e: live_page.errors.append(str(e)))
     try:
         c.goto(f"{live_page.base}/chapters/class.html")
-        c.wait_for_function("document.querySelector('#mha-class-files')", timeout=30_000)
+        c.wait_for_function("document.querySelector('#mha-class-files')")
         c.set_input_files("#mha-class-files", [str(path)])
         c.wait_for_function(
             "document.querySelector('.mha-class-status').textContent.includes('1 reports shown')")

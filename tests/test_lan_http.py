@@ -62,7 +62,7 @@ def lab_state(browser, where: str) -> dict:
     p, asked, blocked, errors = page_at(browser, where)
     try:
         p.goto(browser[1][where] + "/chapters/explorer.html?v=1&h=2&dk=8&steps=20")
-        p.wait_for_function(f"window.mha?.trainer && {PANEL}.lab.ready", timeout=60_000)
+        p.wait_for_function(f"window.mha?.trainer && {PANEL}.lab.ready")
         out = p.evaluate(f"""async () => {{
             const R = await import('../_static/explorer/lab/report.js');
             return {{ secure: window.isSecureContext, subtle: !!(window.crypto && crypto.subtle),
@@ -117,7 +117,7 @@ def test_a_class_experiment_over_plain_http(browser, tmp_path):
     try:
         cls = context.new_page()
         cls.goto(lan + "/chapters/class.html")
-        cls.wait_for_selector("#mha-class-files", timeout=60_000)
+        cls.wait_for_selector("#mha-class-files")
         assert cls.evaluate("window.isSecureContext") is False  # a school's plain http
         cls.locator(".mha-class-links summary").click()
         links, first = [], 1
@@ -142,7 +142,7 @@ def test_a_class_experiment_over_plain_http(browser, tmp_path):
             pages.append((name, pg))
         lap("links made, six pages opened")
         for i, (name, pg) in enumerate(pages):
-            pg.wait_for_function(f"window.mha?.trainer && {PANEL}.lab.ready", timeout=60_000)
+            pg.wait_for_function(f"window.mha?.trainer && {PANEL}.lab.ready")
             pg.locator(".mha-trainer").scroll_into_view_if_needed()  # the model is built in view
             pg.wait_for_function(f"{PANEL}.state === 'ready'", timeout=90_000)
             pg.evaluate(f"""(i) => {{ const L = {PANEL}.lab;
@@ -157,8 +157,7 @@ def test_a_class_experiment_over_plain_http(browser, tmp_path):
             if "layers=1" not in links[i][1]:  # both heads of layer 1 off in one go
                 pg.evaluate("""() => { const b = document.querySelectorAll(
                     '.mha-train-panel .mha-train-use'); b[0].click(); b[1].click(); }""")
-                pg.wait_for_function(f"{PANEL}.lab.ablations.length === 2 && !{PANEL}.ablating",
-                                     timeout=60_000)
+                pg.wait_for_function(f"{PANEL}.lab.ablations.length === 2 && !{PANEL}.ablating")
             got = pg.evaluate(RECORD)
             mine = {g["id"]: g for g in got["grades"]}
             theirs = {g["id"]: g for g in P.grade({k: g["prediction"] for k, g in mine.items()},
@@ -181,7 +180,7 @@ def test_a_class_experiment_over_plain_http(browser, tmp_path):
         # the class page reads them
         cls.set_input_files("#mha-class-files", [str(f) for f in files])
         cls.wait_for_function("document.querySelector('.mha-class-status').textContent"
-                              ".includes('7 reports shown, 0 set aside')", timeout=60_000)
+                              ".includes('7 reports shown, 0 set aside')")
         rows = cls.locator(".mha-class-table tbody tr")
         for k in range(rows.count()):
             c = rows.nth(k).locator("th, td").all_inner_texts()

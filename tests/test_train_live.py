@@ -16,7 +16,7 @@ from live_fixture import live_page  # noqa: F401 (the shared fixture)
 from mhacourse import tasks, web_train
 from mhacourse import tiny_model as tm
 from mhacourse.tiny_model import step as st
-from site_browser import DRIVE, IDS_TWICE, PAGE, ROOT, SITE
+from site_browser import DRIVE, IDS_TWICE, PAGE, ROOT, SITE, WAIT_MS
 
 TRAIN = ROOT / "_generated" / "explorer-data" / "train"
 ROLE_TEXTS = {"previous token", "induction", "duplicate token", "self", "first token", "mixed"}
@@ -33,7 +33,7 @@ def page(live_page):  # noqa: F811 (the fixture imported above)
     assert p.evaluate("mha.trainer.panels.map(q => q.state)") == ["idle", "idle"], \
         "the trainer started its workers before the reader scrolled to it"
     p.locator(".mha-trainer").scroll_into_view_if_needed()
-    p.wait_for_function("mha.trainer.panels.every(q => q.state === 'ready')", timeout=60_000)
+    p.wait_for_function("mha.trainer.panels.every(q => q.state === 'ready')")
     return p, live_page.blocked
 
 
@@ -53,7 +53,7 @@ def state(p, i: int) -> str:
     return p.evaluate("i => mha.trainer.panels[i].state", i)
 
 
-def wait_state(p, i: int, states, timeout=60_000) -> None:
+def wait_state(p, i: int, states, timeout=None) -> None:  # None: WAIT_MS
     p.wait_for_function("([i, s]) => s.includes(mha.trainer.panels[i].state)",
                         arg=[i, list(states)], timeout=timeout)
 
@@ -559,6 +559,7 @@ def page_without(page, file: str):
     p0, _ = page
     base = p0.url.split("/chapters/")[0]
     context = p0.context.browser.new_context(viewport={"width": 1280, "height": 900}, **DRIVE)
+    context.set_default_timeout(WAIT_MS)
     reached, missing = [], []
 
     def route(r):
@@ -589,8 +590,7 @@ def test_without_the_forward_graph_the_examples_still_draw(page):
     the status says in one line what failed (not onnxruntime's words, not
     "ready")."""
     with page_without(page, "train/forward.onnx") as p:
-        p.wait_for_function("window.mha?.explorer && mha.explorer.engine === 'failed'",
-                            timeout=30_000)
+        p.wait_for_function("window.mha?.explorer && mha.explorer.engine === 'failed'")
         status = p.inner_text("#mha-status")
         assert "could not load forward.onnx (HTTP 404)" in status, status
         assert "ready" not in status.lower() and "external data" not in status
@@ -607,7 +607,7 @@ def test_without_training_files_one_line_says_what_to_do(page, file):
     with page_without(page, "train/" + file) as p:
         p.wait_for_function("window.mha?.trainer && mha.trainer.panels.length === 2")
         p.locator(".mha-trainer").scroll_into_view_if_needed()
-        p.wait_for_function("mha.trainer.panels.every(q => q.state === 'failed')", timeout=60_000)
+        p.wait_for_function("mha.trainer.panels.every(q => q.state === 'failed')")
         line = panel(p, 0).locator(".mha-train-message").inner_text()
         assert f"could not load {file} (HTTP 404)" in line, line
         assert "Reload the page" in line and "make book" in line
@@ -622,7 +622,7 @@ def test_leaving_mid_run_asks_first(page):
     p.goto(p0.url)
     p.locator(".mha-trainer").scroll_into_view_if_needed()
     p.wait_for_function("window.mha && mha.trainer.panels.length === 2 && "
-                        "mha.trainer.panels[0].state === 'ready'", timeout=60_000)
+                        "mha.trainer.panels[0].state === 'ready'")
     set_size(p, 0, 2, 8)
     wait_state(p, 0, ["ready"])
     panel(p, 0).locator(".mha-train-go").click()
@@ -647,6 +647,7 @@ def test_file_page_says_why_and_the_precomputed_explorer_works(page):
     and layer; nothing is fetched from elsewhere."""
     p0, _ = page
     context = p0.context.browser.new_context(viewport={"width": 1280, "height": 900}, **DRIVE)
+    context.set_default_timeout(WAIT_MS)
     reached = []
     context.route("**/*", lambda r: r.continue_() if r.request.url.startswith("file:")
                   else (reached.append(r.request.url), r.abort()))
@@ -790,8 +791,7 @@ def test_no_duplicate_ids_and_every_control_named_once(page):
             p.goto(f"{base}/{name}")
             p.wait_for_function("window.mha && mha.trainer.panels.length > 0")
             p.locator(".mha-trainer").scroll_into_view_if_needed()
-            p.wait_for_function("mha.trainer.panels.every(q => q.state === 'ready')",
-                                timeout=60_000)
+            p.wait_for_function("mha.trainer.panels.every(q => q.state === 'ready')")
             twice = p.evaluate(IDS_TWICE)
             assert twice == [], f"{name}: ids used twice: {twice}"
             names = p.evaluate(NAMES)
@@ -841,6 +841,7 @@ def page_missing(page, path: str):
     p0, _ = page
     base = p0.url.split("/chapters/")[0]
     context = p0.context.browser.new_context(viewport={"width": 1280, "height": 900}, **DRIVE)
+    context.set_default_timeout(WAIT_MS)
     gone = {"now": True, "asked": 0}
 
     def route(r):
@@ -874,22 +875,21 @@ def test_a_missing_file_is_reported_then_reset_recovers(page, path, where):
     with page_missing(page, path) as (p, back):
         p.wait_for_function("window.mha && mha.trainer.panels.length === 2")
         p.locator(".mha-trainer").scroll_into_view_if_needed()
-        p.wait_for_function("mha.trainer.panels.every(q => ['ready', 'failed'].includes(q.state))",
-                            timeout=60_000)
+        p.wait_for_function("mha.trainer.panels.every(q => ['ready', 'failed'].includes(q.state))")
         if state(p, 0) == "ready":  # the read-outs fail, training does not
             p.evaluate("mha.trainer.panels[0].worker.steps(20)")
             panel(p, 0).locator(".mha-train-go").click()
         p.wait_for_function("([w, n]) => document.querySelector('.mha-train-panel ' + w)"
-                            ".textContent.includes(n)", arg=[where, name], timeout=60_000)
+                            ".textContent.includes(n)", arg=[where, name])
         line = panel(p, 0).locator(where).inner_text()
         assert "Reset" in line and "make book" in line, line
         back()
-        wait_state(p, 0, ["done", "failed"], timeout=60_000)
+        wait_state(p, 0, ["done", "failed"])
         panel(p, 0).locator(".mha-train-reset").click()
         wait_state(p, 0, ["ready"])
         p.evaluate("mha.trainer.panels[0].worker.steps(20)")
         panel(p, 0).locator(".mha-train-go").click()
-        wait_state(p, 0, ["done"], timeout=60_000)
+        wait_state(p, 0, ["done"])
         p.wait_for_function("mha.trainer.panels[0].evals.some(e => e.step === 20 && e.circuits)")
         assert message(p, 0) == ""
         assert "failed" not in panel(p, 0).locator(".mha-train-accuracy").inner_text()
@@ -909,7 +909,7 @@ def test_train_both_waits_for_the_models_with_a_reason(page):
         if p.evaluate("mha.trainer.panels.some(q => q.state === 'loading')"):
             assert both.is_disabled()
             assert "Waiting for the models to be built" in p.inner_text(".mha-train-both-note")
-        p.wait_for_function("mha.trainer.panels.every(q => q.state === 'ready')", timeout=60_000)
+        p.wait_for_function("mha.trainer.panels.every(q => q.state === 'ready')")
         assert both.is_enabled() and p.inner_text(".mha-train-both-note") == ""
     finally:
         p.close()

@@ -81,7 +81,7 @@ def open_link(live, query: str, init: str | None = None):
     """The trainer's page at ``query``, its first panel built."""
     p = new_page(live, init)
     p.goto(live.url + query)
-    p.wait_for_function(f"window.mha?.trainer && {PANEL}.lab.ready", timeout=30_000)
+    p.wait_for_function(f"window.mha?.trainer && {PANEL}.lab.ready")
     p.locator(".mha-trainer").scroll_into_view_if_needed()
     p.wait_for_function(f"{PANEL}.state === 'ready'", timeout=90_000)
     return p
@@ -103,7 +103,7 @@ def open_class(live, files: list[tuple[str, str]], init: str | None = None):
     """The class page with these (name, text) files opened."""
     c = new_page(live, init)
     c.goto(f"{live.base}/{CLASS}")
-    c.wait_for_function("document.querySelector('#mha-class-files')", timeout=30_000)
+    c.wait_for_function("document.querySelector('#mha-class-files')")
     c.set_input_files("#mha-class-files", [
         {"name": n, "mimeType": "application/json", "buffer": t.encode()} for n, t in files])
     c.wait_for_function(
@@ -183,7 +183,7 @@ def test_rerun_of_a_size_the_trainer_refuses_ends_with_one_line(live_page):  # n
         before = c.evaluate("window.__timers.size")
         c.locator(".mha-class-rerun").click()
         note = c.locator(".mha-class-rerun-note")
-        note.filter(has_text="failed").wait_for(timeout=30_000)
+        note.filter(has_text="failed").wait_for()
         line = note.inner_text()
         assert "d_model" in line and "512" in line and "\n" not in line, line
         assert c.locator("#mha-class div[hidden], #mha-class .mha-train-panel").count() == 0
@@ -238,7 +238,7 @@ def test_a_one_layer_model_downloaded_and_opened_again_is_not_diverged(live_page
         p.wait_for_function(f"{PANEL}.state === 'ready'", timeout=90_000)
         p.locator(".mha-lab-open").first.set_input_files(str(path))
         p.wait_for_function(f"""{PANEL}.lab.files.opened && {PANEL}.evals.length &&
-            {PANEL}.view.circuits.textContent !== ''""", timeout=60_000)
+            {PANEL}.view.circuits.textContent !== ''""")
         p.wait_for_timeout(500)
         text = p.locator(".mha-train-panel").first.inner_text()
         assert "diverged" not in text and "not a number" not in text, \
@@ -324,7 +324,7 @@ def test_fuzz_the_trainers_links_and_model_files(live_page):  # noqa: F811
     console = []
     p.on("console", lambda m: console.append(m.text) if m.type == "error" else None)
     try:
-        p.wait_for_function(f"{PANEL}.lab.ready", timeout=30_000)
+        p.wait_for_function(f"{PANEL}.lab.ready")
         got = p.evaluate(FUZZ_LINKS, F.links(N_LINKS))
         print(f"links: {N_LINKS} tried, {got['counts']}")
         assert got["n_bad"] == 0, got["bad"]
@@ -388,12 +388,12 @@ def test_the_explorers_engine_comes_back_without_a_reload(live_page):  # noqa: F
     p.route("**/train/forward.onnx", lambda r: r.abort())
     try:
         p.goto(live_page.url)
-        p.wait_for_function("window.mha?.explorer?.engine === 'failed'", timeout=30_000)
+        p.wait_for_function("window.mha?.explorer?.engine === 'failed'")
         assert "Live engine unavailable" in p.inner_text("#mha-status")
         p.unroute("**/train/forward.onnx")
         p.wait_for_timeout(1100)  # the explorer tries again at most once a second
         p.click("button.mha-example >> nth=1")
-        p.wait_for_function("window.mha.explorer.engine === 'ready'", timeout=60_000)
+        p.wait_for_function("window.mha.explorer.engine === 'ready'")
         status = p.inner_text("#mha-status")
         assert status.startswith("Live engine ready") and "unavailable" not in status, status
     finally:

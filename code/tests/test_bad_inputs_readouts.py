@@ -108,11 +108,11 @@ def test_composition_score_of_extreme_entries_is_finite_and_unchanged():
 ], ids=["scores-d_model-1024", "baseline-64-samples"])
 def test_sizes_that_take_half_a_minute_are_refused_in_a_second(call, arg):
     m = model(h=4, d_k=256)  # d_model 1024
-    t = time.perf_counter()
+    t = time.process_time()  # CPU time: a machine busy with other work stretches the wall clock
     with pytest.raises(mc.InputError) as info:
         call(m)
     assert_the_packages_error(info, arg)
-    assert time.perf_counter() - t < 5
+    assert time.process_time() - t < 5
 
 
 def test_train_step_refuses_int32_ids():
