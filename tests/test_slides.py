@@ -66,23 +66,37 @@ def test_deck_loads_nothing_from_other_servers(stem):
 
 
 @pytest.mark.parametrize("stem", STEMS)
-def test_deck_opens_offline_and_every_slide_is_reached(browser, stem):
+def test_chapter_links_its_deck_which_opens_offline_every_slide_reached_and_fitting(browser, stem):
+    """From the chapter's page, its Slides button opens its deck (one load of
+    the deck for the checks below: loading took most of their time): the
+    deck opens offline with no page error, the keyboard and Reveal.next()
+    reach every slide, and every slide fits its box (_check_fit)."""
     base, page, blocked = browser
     blocked.clear()
     errors: list[str] = []
     on_error = lambda e: errors.append(str(e))  # noqa: E731
+    # the button is chapter-links.js's, made when the document is parsed
+    page.goto(f"{base}/chapters/{stem}.html", wait_until="domcontentloaded")
+    link = page.locator("a.slides-button")
+    link.wait_for()
+    href = link.get_attribute("href")
+    assert href.endswith(f"slides/{stem}.slides.html"), href
+    assert link.inner_text().strip() == "Slides"
     page.on("pageerror", on_error)
     try:
-        _walk_deck(page, base, stem)
+        link.click()
+        page.wait_for_url(f"**/slides/{stem}.slides.html*")
+        page.wait_for_load_state("networkidle")
+        _walk_deck(page, stem)
+        _check_fit(page, stem)
     finally:
         page.remove_listener("pageerror", on_error)
     assert errors == [], f"{stem} deck: {errors}"
     assert blocked == [], f"{stem} deck tried to reach {blocked}"
 
 
-def _walk_deck(page, base: str, stem: str) -> None:
-    page.goto(f"{base}/slides/{stem}.slides.html", wait_until="networkidle")
-    page.wait_for_function("window.Reveal && Reveal.isReady()", timeout=20_000)
+def _walk_deck(page, stem: str) -> None:
+    page.wait_for_function("window.Reveal && Reveal.isReady()")
     total = page.evaluate("Reveal.getTotalSlides()")
     assert total == decks()[stem]["slides"], "the deck's slide count differs from decks.js"
     assert total >= 5, f"{stem}: only {total} slides"
@@ -90,7 +104,7 @@ def _walk_deck(page, base: str, stem: str) -> None:
     # the keyboard works: the right arrow leaves the title slide
     page.locator(".reveal").click(position={"x": 5, "y": 5})
     page.keyboard.press("ArrowRight")
-    page.wait_for_function("Reveal.getIndices().h === 1", timeout=5_000)
+    page.wait_for_function("Reveal.getIndices().h === 1")
     page.evaluate("Reveal.slide(0, 0)")
 
     seen = []
@@ -107,7 +121,7 @@ def _walk_deck(page, base: str, stem: str) -> None:
     assert page.locator(".reveal section h2", has_text="Summary").count() == 1, \
         "no Summary slide"
     if has_math((SLIDES / f"{stem}.slides.html").read_text()):
-        page.wait_for_selector("mjx-container", state="attached", timeout=15_000)
+        page.wait_for_selector("mjx-container", state="attached")
         assert page.locator("mjx-merror").count() == 0, f"MathJax error in the {stem} deck"
 
 
@@ -116,21 +130,24 @@ MIN_CODE_PX = 14.4           # 18 px code at the smallest type scale the deck al
 MIN_OUTPUT_PX = 16           # 20 px printed output at that scale
 
 
-@pytest.mark.parametrize("stem", STEMS)
-def test_every_slide_fits_the_slide_box(browser, stem):
-    """Walk every slide: its content is no taller than the 1280 x 720 slide box
-    (a projector shows no scrollbar), and its code is no smaller than 12.5 px."""
-    base, page, blocked = browser
-    page.goto(f"{base}/slides/{stem}.slides.html", wait_until="networkidle")
-    page.wait_for_function("window.Reveal && Reveal.isReady()", timeout=20_000)
+def _check_fit(page, stem: str) -> None:
+    """Walk every slide of the open deck: its content is no taller than the
+    1280 x 720 slide box (a projector shows no scrollbar), its code and
+    printed output no smaller than MIN_CODE_PX and MIN_OUTPUT_PX, and it has
+    speaker notes."""
     box = page.evaluate("[Reveal.getConfig().width, Reveal.getConfig().height]")
     assert tuple(box) == SLIDE_BOX, f"{stem}: the slide box is {box}, not {SLIDE_BOX}"
     found = page.evaluate("""async () => {
         const wait = ms => new Promise(r => setTimeout(r, ms));
         if (window.MathJax && MathJax.startup) { await MathJax.startup.promise; }
         const seen = [];
-        Reveal.slide(0, 0);
-        for (let k = 0; k < 1000; k++) {
+        // each slide by its own indices: the walk above has been through the
+        // deck, and reveal.js takes Reveal.next() into a vertical stack at
+        // the slide last shown there
+        for (const slide of Reveal.getSlides()) {
+            const at = Reveal.getIndices(slide);
+            Reveal.slide(at.h, at.v || 0);
+            await wait(20);
             const s = Reveal.getCurrentSlide(), i = Reveal.getIndices();
             let over = s.scrollHeight - s.clientHeight;
             for (let t = 0; over > 1 && t < 20; t++) {     // pictures and widgets settle
@@ -145,9 +162,6 @@ def test_every_slide_fits_the_slide_box(browser, stem):
                        over, code: code.length ? Math.min(...code) : null,
                        printed: printed.length ? Math.min(...printed) : null,
                        notes: notes ? notes.textContent.trim().length : 0});
-            if (Reveal.isLastSlide()) { break; }
-            Reveal.next();
-            await wait(20);
         }
         return seen;
     }""")
@@ -237,9 +251,9 @@ def test_deck_widgets_work_offline(browser):
     stem = with_widgets[0]
     blocked.clear()
     page.goto(f"{base}/slides/{stem}.slides.html", wait_until="networkidle")
-    page.wait_for_function("window.Reveal && Reveal.isReady()", timeout=20_000)
+    page.wait_for_function("window.Reveal && Reveal.isReady()")
     box = page.locator(".widget-vbox").first
-    box.wait_for(state="attached", timeout=15_000)
+    box.wait_for(state="attached")
     # go to the widget's slide
     page.evaluate("""() => { const el = document.querySelector('.widget-vbox');
         const s = el.closest('section'); const i = Reveal.getIndices(s);
@@ -254,23 +268,6 @@ def test_deck_widgets_work_offline(browser):
     page.wait_for_timeout(300)
     after = box.locator("img:visible").get_attribute("alt")
     assert after != before, "the picture did not change when the control moved"
-    assert blocked == []
-
-
-@pytest.mark.parametrize("page_name", CHAPTER_PAGES)
-def test_chapter_page_links_to_its_deck(browser, page_name):
-    base, page, blocked = browser
-    blocked.clear()
-    # the button is chapter-links.js's, made when the document is parsed
-    page.goto(f"{base}/{page_name}.html", wait_until="domcontentloaded")
-    link = page.locator("a.slides-button")
-    link.wait_for(timeout=10_000)
-    href = link.get_attribute("href")
-    assert href.endswith(f"slides/{Path(page_name).name}.slides.html"), href
-    assert link.inner_text().strip() == "Slides"
-    link.click()
-    page.wait_for_function("window.Reveal && Reveal.isReady()", timeout=20_000)
-    assert page.url.split("#")[0].endswith(f"/slides/{Path(page_name).name}.slides.html")
     assert blocked == []
 
 
@@ -328,7 +325,7 @@ def test_slide_figures_fill_the_slide(browser, stem):
 
     base, page, _ = browser
     page.goto(f"{base}/slides/{stem}.slides.html", wait_until="networkidle")
-    page.wait_for_function("window.Reveal && Reveal.isReady()", timeout=20_000)
+    page.wait_for_function("window.Reveal && Reveal.isReady()")
     found = page.evaluate("""async () => {
         const wait = ms => new Promise(r => setTimeout(r, ms));
         if (window.MathJax && MathJax.startup) { await MathJax.startup.promise; }
@@ -376,7 +373,7 @@ def test_printed_output_wraps_between_words(browser, stem, tmp_path):
     slide (chapter 11's deck printed as a PDF, once)."""
     base, page, _ = browser
     page.goto(f"{base}/slides/{stem}.slides.html?print-pdf", wait_until="networkidle")
-    page.wait_for_function("window.Reveal && Reveal.isReady()", timeout=20_000)
+    page.wait_for_function("window.Reveal && Reveal.isReady()")
     broken = page.evaluate("""() => {
         const bad = [];
         for (const pre of document.querySelectorAll('.jp-OutputArea-output pre')) {
@@ -403,7 +400,7 @@ def test_printed_output_wraps_between_words(browser, stem, tmp_path):
     # page of its own, no blank page at the end (chapter 11's 44 slides
     # printed 46 pages)
     page.wait_for_function("""() => { const p = document.querySelectorAll('.reveal .pdf-page');
-        return p.length > 0 && p[p.length - 1].style.breakAfter === 'auto'; }""", timeout=20_000)
+        return p.length > 0 && p[p.length - 1].style.breakAfter === 'auto'; }""")
     pages, slides = page.evaluate("""[document.querySelectorAll('.reveal .pdf-page').length,
         Reveal.getTotalSlides()]""")
     assert pages == slides, f"{stem}: {slides} slides laid out on {pages} pages"
