@@ -14,9 +14,14 @@ browser then trains with the package's model and PyTorch's own gradients,
     theta    = theta (1 - lr wd) - lr/(1 - beta_1^t) m / (sqrt(v/(1 - beta_2^t)) + eps)
 
 with ``t = s + 1``, exactly the update of ``torch.optim.AdamW`` and
-``clip_grad_norm_`` as :func:`train` calls them. Nothing here has a Python
-branch on a size: ``h`` is read from the length of a marker tensor and
-``d_model`` from the weights, so one traced graph serves every (h, d_k).
+``clip_grad_norm_`` as :func:`train` calls them. The norm and the update
+run once, on every tensor flattened into one vector (:func:`_flat`), then
+cut back into the parameters' shapes (:func:`_unflat`): each line above is
+then one operation of the exported graph, not one per tensor (36 of them:
+902 operations after onnxruntime's optimisation instead of 1,321).
+Nothing here has a Python branch on a size: ``h`` is read from the length
+of a marker tensor and ``d_model`` from the weights, so one traced graph
+serves every (h, d_k).
 :func:`_train_step_core` is the traced step; :func:`train_step` checks its
 input, then calls it.
 """
@@ -104,16 +109,30 @@ def _train_step_core(params, m, v, s, steps, x, heads, warmup=CONFIG.warmup,
         return _loss_core(logits, y, kind)
 
     grads, loss = grad_and_value(loss_of)(tuple(params))
-    norm = torch.stack([g.square().sum() for g in grads]).sum().sqrt()  # ()
+    g = _flat(grads)  # (N,): every gradient, one after another
+    norm = g.square().sum().sqrt()  # ()
     clip = torch.as_tensor(clip, dtype=norm.dtype)  # ()
     scale = torch.clamp(clip / (norm + 1e-6), max=1.0)  # clip_grad_norm_
     scale = torch.where(clip > 0, scale, torch.ones_like(scale))  # 0: no clipping
     d_model = torch.ones_like(params[0][0]).sum()  # () float: W_E's width
     lr = _default_peak_lr(d_model) * _lr_factor(s, steps, warmup)  # ()
-    out = [_adamw_core(p, g * scale, m_, v_, s + 1, lr)
-           for p, g, m_, v_ in zip(params, grads, m, v, strict=True)]
-    return (loss, tuple(o[0] for o in out), tuple(o[1] for o in out),
-            tuple(o[2] for o in out), grads, norm)
+    out = _adamw_core(_flat(params), g * scale, _flat(m), _flat(v), s + 1, lr)  # 3 x (N,)
+    return (loss, *(_unflat(o, params) for o in out), grads, norm)
+
+
+def _flat(tensors) -> torch.Tensor:
+    """The tensors flattened and joined, in order: ``(N,)``, N the sum of
+    their sizes (AdamW and the norm then run once, not once per tensor).
+    A vector is joined as it is: no reshape in the graph."""
+    return torch.cat([t.reshape(-1) if t.ndim > 1 else t for t in tensors])  # (N,)
+
+
+def _unflat(flat: torch.Tensor, like) -> tuple:
+    """:func:`_flat` undone: ``flat`` (N,) cut into tensors of the shapes of
+    ``like``'s, in order."""
+    parts = flat.split([t.numel() for t in like])  # each (numel,)
+    return tuple(part.reshape(t.shape) if t.ndim > 1 else part  # t's shape
+                 for part, t in zip(parts, like, strict=True))
 
 
 def train_step(params, m, v, s, steps, x, heads, warmup=CONFIG.warmup,
