@@ -17,7 +17,7 @@ with ``t = s + 1``, exactly the update of ``torch.optim.AdamW`` and
 ``clip_grad_norm_`` as :func:`train` calls them. The norm and the update
 run once, on every tensor flattened into one vector (:func:`_flat`), then
 cut back into the parameters' shapes (:func:`_unflat`): each line above is
-then one operation of the exported graph, not one per tensor (36 of them:
+then one operation of the exported graph, not one per tensor (37 of them:
 902 operations after onnxruntime's optimisation instead of 1,321).
 Nothing here has a Python branch on a size: ``h`` is read from the length
 of a marker tensor and ``d_model`` from the weights, so one traced graph
