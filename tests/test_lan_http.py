@@ -40,7 +40,8 @@ def browser():
     with serve() as base, sync_playwright() as p:
         port = base.rsplit(":", 1)[1]
         b = p.chromium.launch(executable_path=CHROMIUM, args=[
-            *CHROMIUM_ARGS, "--host-resolver-rules=MAP school.test 127.0.0.1"])
+            *CHROMIUM_ARGS, "--host-resolver-rules=MAP school.test 127.0.0.1",
+            "--proxy-bypass-list=school.test"])
         yield b, {"lan": f"http://school.test:{port}", "local": base}
         b.close()
 
@@ -51,7 +52,7 @@ def page_at(browser, where: str):
     b, bases = browser
     context = b.new_context(viewport={"width": 1280, "height": 900}, **DRIVE)
     blocked, asked, errors = [], [], []
-    block_outside(context, bases[where], blocked)
+    block_outside(context, bases[where], blocked, route=True)
     page = context.new_page()
     page.on("request", lambda r: asked.append(r.url))
     page.on("pageerror", lambda e: errors.append(str(e)))
