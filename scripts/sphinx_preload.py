@@ -1,29 +1,50 @@
 """A Sphinx extension (``_config.yml``'s ``local_extensions``): every page
 that loads the explorer's entry module (``_static/explorer/page.js``) gets,
 in its ``<head>``, a ``<link rel="modulepreload">`` for each module that
-page.js imports, directly or not, and a ``<link rel="preload">`` for the
-lab's two data files (the question bank and the book's runs).
+page.js imports, directly or not.
 
 Without them the browser finds the modules one level of imports at a time
 (page.js, then trainer.js, then trainer-lab.js, then lab/grade.js, ...):
-five round trips before the first line runs, and the lab's data is asked
-for only once the trainer is built. With them every file is asked for at
-once, while the page's HTML is still being read. Measured in headless
+five round trips before the first line runs. With them every file is asked
+for at once, while the page's HTML is still being read. Measured in headless
 Chromium on a link to the explorer (benchmarks/bench_reader.py).
 
 The list is read off the modules' own ``import ... from "./x.js"`` lines
 when the book is built, so a module added to the graph is preloaded with
 no list to keep.
+
+Every page also gets, at the top of its ``<head>``, a ``<link
+rel="preload" as="script">`` for each classic script it loads in order
+(no ``async``, ``defer`` or ``type="module"``: Sphinx's, the theme's, the
+search index, the explorer's data). Chromium's preload scanner, which
+would find them ahead of the parser, stops at a ``<meta
+http-equiv="Content-Security-Policy">`` (scripts/sphinx_csp.py puts one on
+every page), and the parser, which waits for each such script to run
+before it reads on, then found the next one only after the last had run:
+each file's request waited for the one before (a cold link to the
+explorer: 17 scripts, one after another, from 1,065 to 1,746 ms; measured
+in headless Chromium, benchmarks/bench_reader.py). A preload link is read
+by the parser itself, so they are all asked for at once.
+
+The entry module's own ``<script type="module">`` moves from the page's
+body to the same place, before the theme's and MathJax's ``defer``
+scripts. A module script runs once the page is parsed, as those do, in
+document order with them: in the body it waited for Font Awesome's and
+MathJax's to run first (about 260 ms of the main thread on a cold link,
+before any of the explorer's code ran). The page's classic data scripts
+(the manifest, the precomputed views) are still run by the parser, before
+it. The pages are rewritten when the build finishes, as sphinx_csp does; a
+second build replaces the links of the first.
 """
 from __future__ import annotations
 
 import re
 from pathlib import Path
 
+from sphinx_csp import CHARSET, pages  # the policy's pages; the charset it follows
+
 SITE_ASSETS = Path(__file__).resolve().parent.parent / "assets" / "site"
 ENTRY = "explorer/page.js"
-#: the lab's data, fetched by trainer-lab.js (labData) as soon as a trainer is built
-LAB_DATA = ("explorer-data/lab/questions.json", "explorer-data/lab/book_runs.json")
 #: static imports only: ``import {a} from "./b.js"``, ``import "./c.js"``,
 #: ``export {d} from "../e.js"`` (dynamic ``import(...)``, the engines, load later)
 STATIC_IMPORT = re.compile(r'^\s*(?:import|export)\b[^;"]*?(?:from\s*)?"(\.{1,2}/[^"]+\.js)"', re.M)
@@ -49,9 +70,56 @@ def module_graph(entry: str = ENTRY, root: Path = SITE_ASSETS) -> list[str]:
 def preload_tags(pathto_static: str) -> str:
     """The ``<link>`` tags for a page whose ``_static/`` is at ``pathto_static``."""
     mods = [f'<link rel="modulepreload" href="{pathto_static}{m}">' for m in module_graph()]
-    data = [f'<link rel="preload" as="fetch" crossorigin="anonymous" href="{pathto_static}{f}">'
-            for f in LAB_DATA]
-    return "\n".join(mods + data) + "\n"
+    return "\n".join(mods) + "\n"
+
+
+#: a classic script the parser waits for: ``<script src="...">`` with no
+#: ``async``, ``defer`` or ``type="module"``
+SCRIPT_TAG = re.compile(r"<script\b([^>]*)>", re.I)
+SRC = re.compile(r'\bsrc="([^"]+)"')
+NOT_IN_ORDER = re.compile(r"\b(?:async|defer)\b|\btype=\"module\"", re.I)
+CLASSIC = re.compile(r"<!-- classic scripts -->\n.*?<!-- /classic scripts -->\n", re.S)
+ENTRY_TAG = re.compile(r'<script type="module" src="[^"]*' + re.escape(ENTRY) + r'"></script>\n?')
+
+
+def classic_scripts(html: str) -> list[str]:
+    """The ``src`` of every classic script of ``html`` the parser runs in
+    order, in document order, each once."""
+    out: list[str] = []
+    for attrs in SCRIPT_TAG.findall(html):
+        src = SRC.search(attrs)
+        if src and not NOT_IN_ORDER.search(attrs) and src.group(1) not in out:
+            out.append(src.group(1))
+    return out
+
+
+def with_script_preloads(html: str) -> str:
+    """``html`` with a preload link for each of its classic scripts at the
+    top of its ``<head>``, after ``<meta charset>`` (which must come within
+    its first 1,024 bytes), then the entry module's script tag, if it has
+    one; those of an earlier build replaced."""
+    entry = ENTRY_TAG.search(html)  # in the body, or in the block of an earlier pass
+    html = ENTRY_TAG.sub("", CLASSIC.sub("", html), count=1)
+    head = CHARSET.search(html) or re.search(r"<head[^>]*>\n?", html, re.I)
+    srcs = classic_scripts(html)
+    if head is None or not (srcs or entry):
+        return html
+    links = "".join(f'<link rel="preload" as="script" href="{s}">\n' for s in srcs)
+    if entry:
+        links += entry.group(0).rstrip("\n") + "\n"
+    block = "<!-- classic scripts -->\n" + links + "<!-- /classic scripts -->\n"
+    return html[: head.end()] + block + html[head.end():]
+
+
+def _add_script_preloads(app, exception):
+    if exception is not None or app.builder.format != "html":
+        return
+
+    for path in pages(app):
+        text = path.read_text(encoding="utf-8")
+        new = with_script_preloads(text)
+        if new != text:
+            path.write_text(new, encoding="utf-8")
 
 
 def _add_preloads(app, pagename, templatename, context, doctree):
@@ -63,4 +131,7 @@ def _add_preloads(app, pagename, templatename, context, doctree):
 
 def setup(app):
     app.connect("html-page-context", _add_preloads)
+    # before sphinx_csp's (priority 500), which then puts its policy between
+    # <meta charset> and these
+    app.connect("build-finished", _add_script_preloads, priority=400)
     return {"parallel_read_safe": True, "parallel_write_safe": True}

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import copy
 import json
+import re
 import shutil
 import subprocess
 import tempfile
@@ -267,9 +268,14 @@ def test_runs_compared_with_the_books_table(tmp_path):
     from mhacourse.book_runs import write_lab_data
 
     sizes = write_lab_data(tmp_path)
-    assert set(sizes) == {"questions.json", "book_runs.json"}
+    assert set(sizes) == {"questions.json", "book_runs.json", "lab.js"}
     table = json.loads((tmp_path / "lab" / "book_runs.json").read_text())
     assert json.loads((tmp_path / "lab" / "questions.json").read_text()) == P.questions()
+    # the page's copy of both, as the classic script it loads
+    script = (tmp_path / "lab" / "lab.js").read_text()
+    both = re.search(r"^window\.mhaLabData = (\{.*\});$", script, re.M)
+    assert both and json.loads(both.group(1)) == {"questions": P.questions(),
+                                                   "book_runs": table}
     main = next(r for r in table["runs"] if r["name"] == "main")
     seed1 = next(r for r in table["runs"] if r["name"] == "seed1")
     grid = {r["name"]: r for r in table["runs"] if r["source"].endswith("metrics.json")}

@@ -807,9 +807,10 @@ def _module_graph(entry: Path) -> set[Path]:
 @pytest.mark.parametrize("page", ["chapters/explorer.html", "chapters/08_how_many_heads.html"])
 def test_pages_with_the_trainer_ask_for_every_module_at_once(page):
     """scripts/sphinx_preload.py: a page that loads page.js names, in its
-    <head>, every module page.js imports (modulepreload) and the lab's two
-    data files (preload), so the browser asks for them all at once rather
-    than one level of imports at a time; every one of them is in the site."""
+    <head>, every module page.js imports (modulepreload) and, with its other
+    classic scripts, the manifest and the lab's data (preload), so the
+    browser asks for them all at once rather than one level of imports at a
+    time; every one of them is in the site."""
     text = html(page)
     head = text[:text.index("</head>")]
     static = ROOT / "assets" / "site"
@@ -818,9 +819,10 @@ def test_pages_with_the_trainer_ask_for_every_module_at_once(page):
     got = set(re.findall(r'<link rel="modulepreload" href="\.\./_static/([^"]+)"', head))
     assert got == want, \
         f"{page}: not preloaded {sorted(want - got)}; not page.js's {sorted(got - want)}"
-    data = set(re.findall(r'<link rel="preload" as="fetch" crossorigin="anonymous" '
-                          r'href="\.\./_static/([^"]+)"', head))
-    assert data == {"explorer-data/lab/questions.json", "explorer-data/lab/book_runs.json"}, data
+    # the lab's data is a classic script of the page (tests/test_preload.py)
+    data = set(re.findall(r'<link rel="preload" as="script" href="\.\./_static/(explorer-data/'
+                          r'[^"]+)"', head))
+    assert {"explorer-data/lab/lab.js", "explorer-data/manifest.js"} <= data, data
     for f in got | data:
         assert (SITE / "_static" / f).exists(), f"{page} preloads {f}, which the site lacks"
     assert "modulepreload" not in html("chapters/01_one_head.html"), "a page without the trainer"

@@ -134,12 +134,21 @@ def book_runs(root=None) -> dict:
 def write_lab_data(out) -> dict:
     """Write ``lab/questions.json`` (the question bank) and
     ``lab/book_runs.json`` (:func:`book_runs`) into the explorer's data
-    folder ``out``; returns their names and sizes."""
+    folder ``out``, and ``lab/lab.js``, both as one classic script
+    (``window.mhaLabData = {questions, book_runs}``) that the trainer's
+    pages load before the page's modules, as they load the manifest: a
+    link's predictions are restored as soon as the page's code runs, not
+    once a fetch has come back (its answer waited for every deferred script
+    of the page to run first). Returns their names and sizes."""
     out = check_writable("out", out, folder=True)
     lab = Path(out) / "lab"
     lab.mkdir(parents=True, exist_ok=True)
-    files = {"questions.json": BANK.read_text(encoding="utf-8"),
-             "book_runs.json": json.dumps(book_runs(), separators=(",", ":"))}
+    bank, runs = BANK.read_text(encoding="utf-8"), book_runs()
+    both = json.dumps({"questions": json.loads(bank), "book_runs": runs}, separators=(",", ":"))
+    script = ("// Written by mhacourse.book_runs.write_lab_data: the lab's question bank "
+              f"and the book's runs.\nwindow.mhaLabData = {both};\n")
+    files = {"questions.json": bank, "book_runs.json": json.dumps(runs, separators=(",", ":")),
+             "lab.js": script}
     for name, text in files.items():
         (lab / name).write_text(text, encoding="utf-8")
     return {name: len(text.encode()) for name, text in files.items()}

@@ -12,4 +12,7 @@ export const PRE = globalThis.mhaExplorerPrecomputed || null;
 export const CMAP = globalThis.mhaExplorerColormap || null; // 256 x [r, g, b]
 // SmolLM2's manifest and example views (explorer-data/smollm2/precomputed.js)
 export const SMOL = globalThis.mhaSmolLM2 || null;
+// The lab's question bank and the book's runs (explorer-data/lab/lab.js:
+// mhacourse.book_runs.write_lab_data), {questions, book_runs}
+export const LAB = globalThis.mhaLabData || null;
 export const STATIC = new URL("../", import.meta.url).href;

@@ -7,7 +7,7 @@
 // lab/ and the panel's parts; the panel calls it at a few points (made,
 // configured, locked, each read-out, each ablation), and it changes no
 // step: grading runs on read-outs the panel already has.
-import { MAN, STATIC } from "./data.js";
+import { LAB, MAN, STATIC } from "./data.js";
 import { el } from "./dom.js";
 import { grade, gradeModel } from "./lab/grade.js";
 import { decodeExperiment, encodeExperiment, patchChoice, patchDefault } from "./lab/link.js";
@@ -18,18 +18,27 @@ import { LabFiles } from "./trainer-lab-file.js";
 import { faintCurves } from "./trainer-lab-draw.js";
 import { REBUILD, headName } from "./trainer-text.js";
 import { buildId } from "./lab/report.js";
-import { fetchJSON } from "./ort.js";
 import { exportControls } from "./report-view.js";
 
-let data = null; // the page's one load of the bank and the book's runs
+// The bank and the book's runs, from the page's lab.js (read when the
+// page's code runs: a link's predictions are restored at once), and the
+// build's id (a SHA-256 of the manifest, which the browser computes on its
+// own time: only a report needs it, long after).
+let data = null;
 function labData() {
-  const get = (f) => fetchJSON(new URL("explorer-data/lab/" + f, STATIC).href);
-  return (
-    data ||
-    (data = Promise.all([get("questions.json"), get("book_runs.json"), buildId(MAN)]).then(
-      ([bank, runs, build]) => ({ bank: bank, runs: runs, build: build }),
-    ))
-  );
+  if (!data) {
+    if (!LAB || !LAB.questions || !LAB.book_runs) {
+      throw new Error("explorer-data/lab/lab.js did not load");
+    }
+    data = { bank: LAB.questions, runs: LAB.book_runs, build: null };
+    buildId(MAN).then(
+      (id) => {
+        data.build = id;
+      },
+      () => {}, // a report then says "no build id" (report.js)
+    );
+  }
+  return data;
 }
 
 // What a link may hold: the manifest's limits with the budget, the layers,
@@ -111,25 +120,29 @@ export class Lab {
     if (this.search) {
       this.restore(decodeExperiment(this.search, linkLimits(), null, this.start()).experiment);
     }
-    labData()
-      .then((d) => {
-        this.data = d;
-        this.ready = true;
-        if (this.search) {
-          const got = decodeExperiment(this.search, linkLimits(), d.bank, this.start());
-          this.predictions = got.experiment.predict;
-          if (got.ignored) {
-            this.line.textContent = got.ignored;
-          }
-        }
-        this.refresh();
-        // since the page began to load: the link restored, the questions shown
-        this.timings.ready = performance.now();
-      })
-      .catch((err) => {
-        this.form.textContent =
-          "The questions did not load (" + err.message + "); " + REBUILD + ".";
-      });
+    // once the panel that makes this lab is made (as when the data came by
+    // fetch), yet before the page's deferred scripts run
+    queueMicrotask(() => this.load());
+  }
+
+  load() {
+    try {
+      this.data = labData();
+    } catch (err) {
+      this.form.textContent = "The questions did not load (" + err.message + "); " + REBUILD + ".";
+      return;
+    }
+    this.ready = true;
+    if (this.search) {
+      const got = decodeExperiment(this.search, linkLimits(), this.data.bank, this.start());
+      this.predictions = got.experiment.predict;
+      if (got.ignored) {
+        this.line.textContent = got.ignored;
+      }
+    }
+    this.refresh();
+    // since the page began to load: the link restored, the questions shown
+    this.timings.ready = performance.now();
   }
 
   version() {
