@@ -484,7 +484,8 @@ def _measure_layout(browser, base: str, page: str, blocked: list[str]) -> None:
         at_1024 = _at_1024(browser)
     except Exception:  # noqa: BLE001 - reported by the layout tests' own load
         return
-    finally:
+    finally:  # 1280 x 900 for the next page (on a blank page: no layout to redo)
+        browser.goto("about:blank")
         browser.set_viewport_size({"width": 1280, "height": 900})
     _LAYOUT[page] = {"1280": at_1280, "1024": at_1024, "blocked": list(blocked)}
 
