@@ -106,12 +106,17 @@ def with_policy(html: str) -> str:
     before any script); an older policy is replaced."""
     html = META.sub("", html)
     meta = f'<meta http-equiv="Content-Security-Policy" content="{policy(html)}">\n'
-    m = CHARSET.search(html)
-    if m is None:
-        m = re.search(r"<head[^>]*>\n?", html, re.I)
+    m = top_of_head(html)
     if m is None:
         return html
     return html[: m.end()] + meta + html[m.end():]
+
+
+def top_of_head(html: str):
+    """Where a page's own lines go at the top of its ``<head>``: the match
+    of its ``<meta charset>`` (which must stay within the first 1,024 bytes),
+    else of its ``<head>`` tag; None if it has neither."""
+    return CHARSET.search(html) or re.search(r"<head[^>]*>\n?", html, re.I)
 
 
 def pages(app) -> list[Path]:
@@ -123,14 +128,21 @@ def pages(app) -> list[Path]:
     return [p for p in out if p.is_file()]
 
 
-def _add_policy(app, exception):
+def rewrite_pages(app, exception, rewrite) -> None:
+    """Once an HTML build has finished without error: each of its
+    :func:`pages` as ``rewrite`` (a function of the page's text) gives it,
+    written only where that changes it (sphinx_preload uses it too)."""
     if exception is not None or app.builder.format != "html":
         return
     for path in pages(app):
         text = path.read_text(encoding="utf-8")
-        new = with_policy(text)
+        new = rewrite(text)
         if new != text:
             path.write_text(new, encoding="utf-8")
+
+
+def _add_policy(app, exception):
+    rewrite_pages(app, exception, with_policy)
 
 
 def setup(app):

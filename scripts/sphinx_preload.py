@@ -41,7 +41,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from sphinx_csp import CHARSET, pages  # the policy's pages; the charset it follows
+from sphinx_csp import RUNS, SCRIPT, TYPE, rewrite_pages, top_of_head
 
 SITE_ASSETS = Path(__file__).resolve().parent.parent / "assets" / "site"
 ENTRY = "explorer/page.js"
@@ -73,11 +73,11 @@ def preload_tags(pathto_static: str) -> str:
     return "\n".join(mods) + "\n"
 
 
-#: a classic script the parser waits for: ``<script src="...">`` with no
-#: ``async``, ``defer`` or ``type="module"``
-SCRIPT_TAG = re.compile(r"<script\b([^>]*)>", re.I)
+#: a classic script the parser waits for: ``<script src="...">`` of a type
+#: the browser runs (sphinx_csp's SCRIPT, TYPE and RUNS), not a module, with
+#: no ``async`` or ``defer``
 SRC = re.compile(r'\bsrc="([^"]+)"')
-NOT_IN_ORDER = re.compile(r"\b(?:async|defer)\b|\btype=\"module\"", re.I)
+OUT_OF_ORDER = re.compile(r"\b(?:async|defer)\b", re.I)
 CLASSIC = re.compile(r"<!-- classic scripts -->\n.*?<!-- /classic scripts -->\n", re.S)
 ENTRY_TAG = re.compile(r'<script type="module" src="[^"]*' + re.escape(ENTRY) + r'"></script>\n?')
 
@@ -86,9 +86,12 @@ def classic_scripts(html: str) -> list[str]:
     """The ``src`` of every classic script of ``html`` the parser runs in
     order, in document order, each once."""
     out: list[str] = []
-    for attrs in SCRIPT_TAG.findall(html):
+    for tag in SCRIPT.finditer(html):
+        attrs = tag.group(1)
+        kind = TYPE.search(attrs)
+        classic = (kind.group(1).lower() if kind else "") in RUNS - {"module"}
         src = SRC.search(attrs)
-        if src and not NOT_IN_ORDER.search(attrs) and src.group(1) not in out:
+        if src and classic and not OUT_OF_ORDER.search(attrs) and src.group(1) not in out:
             out.append(src.group(1))
     return out
 
@@ -100,7 +103,7 @@ def with_script_preloads(html: str) -> str:
     one; those of an earlier build replaced."""
     entry = ENTRY_TAG.search(html)  # in the body, or in the block of an earlier pass
     html = ENTRY_TAG.sub("", CLASSIC.sub("", html), count=1)
-    head = CHARSET.search(html) or re.search(r"<head[^>]*>\n?", html, re.I)
+    head = top_of_head(html)
     srcs = classic_scripts(html)
     if head is None or not (srcs or entry):
         return html
@@ -112,14 +115,7 @@ def with_script_preloads(html: str) -> str:
 
 
 def _add_script_preloads(app, exception):
-    if exception is not None or app.builder.format != "html":
-        return
-
-    for path in pages(app):
-        text = path.read_text(encoding="utf-8")
-        new = with_script_preloads(text)
-        if new != text:
-            path.write_text(new, encoding="utf-8")
+    rewrite_pages(app, exception, with_script_preloads)
 
 
 def _add_preloads(app, pagename, templatename, context, doctree):
