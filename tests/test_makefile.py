@@ -222,3 +222,49 @@ def test_the_export_cache_keys_on_what_the_export_reads(tmp_path: Path, monkeypa
         ee.to_cache(other, export)
     kept = sorted(p.name for p in ee.cache_dir().iterdir())
     assert kept == ["k2", "k3"], kept
+
+
+def test_the_decks_and_handouts_cache_keys_on_the_whole_course(tmp_path: Path, monkeypatch):
+    """scripts/cache_outputs.py: the key of a git checkout changes with an
+    edited tracked file and with a new file git would list, not with an
+    ignored one; restore finds nothing before keep, then copies the folder
+    back whole; an entry without its last-written file is not taken."""
+    import cache_outputs as co
+
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    subprocess.run(["git", "init", "-q"], cwd=repo, check=True)
+    (repo / ".gitignore").write_text("_build/\n")
+    (repo / "a.md").write_text("one")
+    subprocess.run(["git", "add", "."], cwd=repo, check=True)
+    monkeypatch.setattr(co, "ROOT", repo)
+    monkeypatch.setenv("MHACOURSE_CACHE", str(tmp_path / "cache"))
+    key = co.course_key()
+    assert key and key == co.course_key()
+    (repo / "_build").mkdir()
+    (repo / "_build" / "x.html").write_text("built")
+    assert co.course_key() == key, "an ignored file changed the key"
+    (repo / "b.md").write_text("new")
+    assert co.course_key() not in (key, None), "a new file kept the key"
+    (repo / "b.md").unlink()
+    (repo / "a.md").write_text("two")
+    assert co.course_key() != key, "an edited file kept the key"
+    monkeypatch.setattr(co, "ROOT", tmp_path / "not-a-checkout")
+    assert co.course_key() is None
+    monkeypatch.setattr(co, "ROOT", repo)
+
+    site = repo / "_build" / "html"
+    decks = site / "slides"
+    assert co.main(["restore", "slides", "--site", str(site)]) == 1
+    decks.mkdir(parents=True)
+    (decks / "01.slides.html").write_text("deck")
+    assert co.main(["keep", "slides", "--site", str(site)]) == 0
+    assert co.main(["keep", "handouts", "--site", str(site)]) == 0  # none made: none kept
+    assert not (tmp_path / "cache" / "handouts").exists()
+    (decks / "decks.js").write_text("window.mhaSlideDecks = {};")
+    assert co.main(["keep", "slides", "--site", str(site)]) == 0
+    shutil.rmtree(decks)
+    assert co.main(["restore", "slides", "--site", str(site)]) == 0
+    assert (decks / "01.slides.html").read_text() == "deck"
+    (repo / "a.md").write_text("three")
+    assert co.main(["restore", "slides", "--site", str(site)]) == 1, "an old key was taken"
