@@ -321,27 +321,27 @@ def test_page_weights_equal_onnxruntime_in_python(page):
     P = init.run(None, {"noise": st.noise_pool().half().numpy(),
                         "width": np.zeros(h * d_k, np.float32), "seed": np.array(0),
                         "heads": np.zeros(h, np.float32), "identical": np.array(0, np.float32)})
-    M = [np.zeros_like(a) for a in P]
-    V = [np.zeros_like(a) for a in P]
+    M = np.zeros(sum(a.size for a in P), np.float32)  # AdamW's moments: one vector each
+    V = M.copy()
     names = [i.name for i in step.get_inputs()]
     xs = web_train.batches(n)
     N = len(P)
     is_bK = [k.endswith("attn.b_K") for k in st.param_names()]
     losses = []
     for s in range(n):
-        feed = dict(zip(names, [*P, *M, *V]))  # the weights and moments, by name
+        feed = dict(zip(names, [*P, M, V]))  # the weights and moments, by name
         feed.update(s=np.array(s, np.float32), steps=np.array(n, np.float32),
                     warmup=np.array(100, np.float32), layer_on=np.ones(2, np.float32),
                     x=xs[s].numpy(), heads=np.zeros(h, np.float32),
                     clip=np.array(st.CLIP, np.float32))
         r = step.run(None, feed)
         losses.append(float(r[0]))
-        grads = r[2 + 3 * N:2 + 4 * N]
+        grads = r[4 + N:4 + 2 * N]
         scale = max(float(np.abs(g).max()) for g in grads)
         for g, bK in zip(grads, is_bK):
             if bK:  # rounding noise only: ~2e-10 against gradients of ~4e-2
                 assert float(np.abs(g).max()) <= 1e-6 * scale, f"b_K's gradient at step {s}"
-        P, M, V = r[2:2 + N], r[2 + N:2 + 2 * N], r[2 + 2 * N:2 + 3 * N]
+        P, M, V = r[2:2 + N], r[2 + N], r[3 + N]
     np.testing.assert_allclose(page_losses, losses, atol=1e-5, rtol=0)
     assert got["names"] == st.param_names()
     page_P = [np.asarray(a, np.float32).reshape(b.shape) for a, b in zip(got["arrays"], P)]

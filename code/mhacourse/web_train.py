@@ -3,8 +3,9 @@
 At build time (``scripts/export_explorer.py``) this module writes seven ONNX
 graphs (``patch`` and ``ablate``: :mod:`mhacourse.web_patch`), each traced
 **once** for every (h, d_k), and the data they read. Each graph takes the
-weights (``params[].input`` in the manifest; the step also AdamW's moments,
-``m_`` and ``v_`` of them), then its named inputs,
+weights (``params[].input`` in the manifest; the step also AdamW's moments
+``m`` and ``v``, each one vector of every weight, :data:`MOMENTS`), then its
+named inputs,
 :data:`mhacourse.web_inputs.INPUTS`, from which this table is made (the
 sizes ``h``, ``d_model``, ``L``, a sequence's length, and ``N``, a number
 of sequences, are symbolic; ``P``, the noise pool's length, is fixed):
@@ -17,8 +18,8 @@ and gives:
 graph          outputs
 =============  ==============================================================
 ``init``       the weights, in ``param_names`` order
-``step``       ``loss``, ``grad_norm`` (), the new weights, ``m``, ``v``; the
-               gradients (fetched by the tests only)
+``step``       ``loss``, ``grad_norm`` (), the new weights, ``new_m`` and
+               ``new_v``; the gradients (fetched by the tests only)
 ``forward``    ``logits``, ``attn_1``, ``attn_2``
 ``evaluate``   ``accuracy`` (3,), ``stats`` (2, h, 5), ``role``, ``named``
 ``circuits``   ``comp_q``, ``comp_k``, ``comp_v`` (h, h), ``prev_band``,
@@ -95,6 +96,7 @@ D_K_RANGE = (2, 64)  # width of a head
 D_MODEL_MAX = 256  # time: a step at d_model 256 takes ~0.1 s in the page
 MAX_STEPS = 1500  # the longest run the page offers (train_tiny_models' d_model 8)
 EXAMPLE = TinyConfig(h=3, d_k=7)  # traced at d_model 21: no size equals another
+MOMENTS = ("m", "v")  # the step's AdamW moments, each one vector (n_weights,)
 STEP_NAMES = ("step", "ablate", "patch", "evaluate", "forward", "circuits", "init")  # longest first
 
 
@@ -310,10 +312,10 @@ def graph_functions(cfg: TinyConfig = EXAMPLE) -> dict:
         k = named("init", a)
         return st._init_core(**{**k, "noise": k["noise"].float()})
 
-    def step(*a):
+    def step(*a):  # the weights, then AdamW's moments: one vector each (n_weights,)
         loss, p, m, v, grads, norm = st._train_step_core(
-            a[:n], a[n:2 * n], a[2 * n:3 * n], **named("step", a[3 * n:]))
-        return (loss, norm, *p, *m, *v, *grads)
+            a[:n], a[n], a[n + 1], **named("step", a[n + 2:]))
+        return (loss, norm, *p, m, v, *grads)
 
     def forward(*a):  # h is head_mask's second axis: no heads input here
         k = named("forward", a[n:])
@@ -330,13 +332,14 @@ def graph_functions(cfg: TinyConfig = EXAMPLE) -> dict:
     def example(kind):
         return tuple(_example_inputs(kind, cfg).values())
 
-    moments = [f"m_{k}" for k in names] + [f"v_{k}" for k in names]
+    flat = st._flat(P)  # (N,): the moments' shape
     layers = [f"attn_{i + 1}" for i in range(cfg.n_layers)]
     return {
         "init": (init, example("init"), list(INPUTS["init"]), names),
-        "step": (step, (*P, *zeros(), *zeros(), *example("step")),
-                 [*names, *moments, *INPUTS["step"]],
-                 ["loss", "grad_norm", *[f"new_{k}" for k in names + moments],
+        "step": (step, (*P, torch.zeros_like(flat), torch.zeros_like(flat),
+                        *example("step")),
+                 [*names, *MOMENTS, *INPUTS["step"]],
+                 ["loss", "grad_norm", *[f"new_{k}" for k in names + list(MOMENTS)],
                   *[f"grad_{k}" for k in names]]),
         "forward": (forward, (*P, *example("forward")), [*names, *INPUTS["forward"]],
                     ["logits", *layers]),
@@ -403,6 +406,9 @@ def _dynamic_shapes(kind: str, args, cfg: TinyConfig = EXAMPLE):
              for shape, *_ in INPUTS[kind].values()]
     weights = [({i: dims["d_model"] for i, s in enumerate(t.shape) if s == cfg.d_model}
                 or None) for t in args[:len(args) - len(named)]]
+    if kind == "step":  # the moments' length, a polynomial in d_model: the exporter's to name
+        n = len(st.param_names())
+        weights[n:n + len(MOMENTS)] = [{0: torch.export.Dim.AUTO}] * len(MOMENTS)
     return weights + named
 
 
@@ -432,6 +438,14 @@ def export(kind: str, path, cfg: TinyConfig = EXAMPLE) -> Path:
     for node in model.graph.node:  # the exporter's stack traces: 4/5 of the bytes
         del node.metadata_props[:]
         node.doc_string = ""
+    if kind == "step":  # the moments' length: the exporter's name for it ("s92") made plain
+        g = model.graph
+        sym = next(i for i in g.input if i.name == MOMENTS[0]).type.tensor_type.shape.dim[0]
+        sym = sym.dim_param
+        for value in (*g.input, *g.output, *g.value_info):
+            for d in value.type.tensor_type.shape.dim:
+                if d.dim_param == sym:
+                    d.dim_param = "n_weights"
     onnx.save(model, str(path))
     return path
 
@@ -499,12 +513,12 @@ def export_job(folder: Path, kind: str) -> tuple[str, dict]:
 
 def graph_io(kind: str) -> dict:
     """A graph's inputs and outputs by name, in graph order, less the weights
-    and AdamW's moments (``params[].input``, ``m_``/``v_``, ``new_``,
+    and AdamW's moments (``params[].input``, :data:`MOMENTS`, ``new_``,
     ``grad_`` of those names): what the page feeds and reads besides them."""
     kind = check_kind(kind)
     _, _, _, outputs = graph_functions()[kind]
     weights = {p.replace(".", "_") for p in st.param_names()}
-    derived = weights | {f"{a}_{w}" for a in ("m", "v") for w in weights}
+    derived = weights | set(MOMENTS)
     derived |= {f"{a}_{w}" for a in ("new", "grad") for w in derived}
     return {"inputs": list(INPUTS[kind]),
             "outputs": [o for o in outputs if o not in derived]}

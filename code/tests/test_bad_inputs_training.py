@@ -250,14 +250,18 @@ def test_build_helpers_refuse(name, call, arg, tmp_path):
                                      (torch.tensor(2), torch.tensor(5))])
 def test_train_step_equals_its_core(s, steps):
     """The checked step is the core on the same numbers, whatever form s and
-    steps take (int, float, () tensor)."""
+    steps take (int, float, () tensor); its moments, per weight, are the
+    core's flat ones cut into the weights' shapes."""
     P, M, V = start()
     got = st.train_step(P, M, V, s, steps, X, torch.zeros(H))
-    want = st._train_step_core(P, M, V, torch.tensor(float(s)), torch.tensor(float(steps)),
-                              X, torch.zeros(H))
+    want = st._train_step_core(P, st._flat(M), st._flat(V), torch.tensor(float(s)),
+                              torch.tensor(float(steps)), X, torch.zeros(H))
     assert torch.equal(got[0], want[0])
     for a, b in zip(got[1], want[1]):
         assert torch.equal(a, b)
+    for k in (2, 3):  # m, v
+        assert [tuple(t.shape) for t in got[k]] == [tuple(p.shape) for p in P]
+        assert torch.equal(st._flat(got[k]), want[k])
 
 
 def test_train_step_takes_one_layer_and_the_knobs():

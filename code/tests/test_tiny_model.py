@@ -171,8 +171,8 @@ def core_run(cfg, steps, seed=0, data_seed=0, run_steps=None, layer_on=None,
     (losses, params)."""
     P = tuple(p.detach().clone() for p in
               tm.TinyTransformer(cfg, seed, identical_heads=identical).state_dict().values())
-    M = tuple(torch.zeros_like(p) for p in P)
-    V = tuple(torch.zeros_like(p) for p in P)
+    M = torch.zeros_like(st._flat(P))  # AdamW's moments, one vector each (the core's)
+    V = M.clone()
     g = torch.Generator().manual_seed(10_000 + data_seed)
     losses = []
     for s in range(steps if run_steps is None else run_steps):

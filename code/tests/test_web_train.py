@@ -78,8 +78,11 @@ def test_the_graphs_inputs_are_the_declared_ones(graphs):
     for kind, session in graphs.items():
         declared = web_inputs.INPUTS[kind]
         inputs = session.get_inputs()
-        assert len(inputs) - len(declared) == (3 * N if kind == "step" else
+        assert len(inputs) - len(declared) == (N + 2 if kind == "step" else
                                                0 if kind == "init" else N), kind
+        if kind == "step":  # AdamW's moments: one vector each, of every weight
+            assert [(i.name, i.shape) for i in inputs[N:N + 2]] == \
+                [(m, ["n_weights"]) for m in web_train.MOMENTS]
         got = [(i.name, i.shape, i.type) for i in inputs[len(inputs) - len(declared):]]
         assert got == [(name, [pool if s == "P" else s for s in shape], ONNX_TYPES[dtype])
                        for name, (shape, dtype, *_) in declared.items()], kind
@@ -125,11 +128,24 @@ def scalar(x):
 
 
 def step_outputs(session, P, M, V, s, steps, x, h, **knobs):
-    r = run(session, *P, *M, *V, s=scalar(s), steps=scalar(steps), x=x.numpy(),
+    """One step of the graph. ``M`` and ``V`` per weight, as train_step takes
+    them: joined into the graph's one vector each, and its new ones cut back."""
+    r = run(session, *P, flat(M), flat(V), s=scalar(s), steps=scalar(steps), x=x.numpy(),
             heads=np.zeros(h, np.float32), **knobs)
-    loss, norm = float(r[0]), float(r[1])
-    return (loss, norm, r[2:2 + N], r[2 + N:2 + 2 * N], r[2 + 2 * N:2 + 3 * N],
-            r[2 + 3 * N:2 + 4 * N])
+    loss, norm, P = float(r[0]), float(r[1]), r[2:2 + N]
+    return loss, norm, P, cut(r[2 + N], P), cut(r[3 + N], P), r[4 + N:4 + 2 * N]
+
+
+def flat(arrays) -> np.ndarray:
+    """step._flat in NumPy: every array's numbers, one after another."""
+    return np.concatenate([np.asarray(a).reshape(-1) for a in arrays])
+
+
+def cut(vector, like) -> list:
+    """:func:`flat` undone: ``vector`` in the shapes of ``like``'s arrays."""
+    ends = np.cumsum([a.size for a in like])
+    return [part.reshape(a.shape) for part, a in
+            zip(np.split(vector, ends[:-1]), like, strict=True)]
 
 
 @pytest.mark.parametrize("h,d_k", SIZES)
@@ -298,8 +314,8 @@ def test_the_knobs_are_inputs_of_the_step(graphs, h, d_k):
     P0 = start(h, d_k)
     P, M, V = numpy(P0), [np.zeros_like(p.numpy()) for p in P0], None
     V = [m.copy() for m in M]
-    Pt, Mt, Vt = P0, tuple(torch.zeros_like(p) for p in P0), None
-    Vt = tuple(torch.zeros_like(p) for p in P0)
+    Pt, Mt = P0, torch.zeros_like(st._flat(P0))  # the core's moments: one vector each
+    Vt = Mt.clone()
     xs = web_train.batches(5)
     on = np.array([1, 0], np.float32)
     for s in range(5):

@@ -74,8 +74,9 @@ async function setup(msg) {
   });
   const r = await sessions.init.run(only(sessions.init, init));
   const params = T.params.map((p) => r[p.input]);
-  const zeros = () =>
-    params.map((p) => new ort.Tensor("float32", new Float32Array(p.size), p.dims));
+  const count = params.reduce((n, p) => n + p.size, 0);
+  // AdamW's moments: one vector each of every weight (the step keeps them flat)
+  const zeros = () => new ort.Tensor("float32", new Float32Array(count), [count]);
   run = {
     id: msg.run,
     h: msg.h,
@@ -91,7 +92,6 @@ async function setup(msg) {
     drawEvery: msg.drawEvery,
     feeds: msg.feeds || {},
   };
-  const count = params.reduce((n, p) => n + p.size, 0);
   postWithWeights({
     type: "ready",
     h: msg.h,
@@ -116,19 +116,13 @@ function postWithWeights(msg) {
 }
 
 const stepFetches = () =>
-  ["loss", "grad_norm"].concat(
-    ["", "m_", "v_"].flatMap((pre) => T.params.map((p) => "new_" + pre + p.input)),
-  );
+  ["loss", "grad_norm", "new_m", "new_v"].concat(T.params.map((p) => "new_" + p.input));
 
 async function step() {
   const s = run.s,
     B = T.batch[0],
     L = T.batch[1];
-  const feeds = weightFeeds(T, run.params, run.h, {});
-  T.params.forEach((p, i) => {
-    feeds["m_" + p.input] = run.m[i];
-    feeds["v_" + p.input] = run.v[i];
-  });
+  const feeds = weightFeeds(T, run.params, run.h, { m: run.m, v: run.v });
   feeds.s = scalar(s);
   feeds.steps = scalar(run.steps);
   knobFeeds(run.feeds, feeds);
@@ -140,8 +134,8 @@ async function step() {
     return { loss: loss, norm: norm, diverged: true };
   }
   run.params = T.params.map((p) => r["new_" + p.input]);
-  run.m = T.params.map((p) => r["new_m_" + p.input]);
-  run.v = T.params.map((p) => r["new_v_" + p.input]);
+  run.m = r.new_m;
+  run.v = r.new_v;
   run.s = s + 1;
   return { loss: loss, norm: norm, diverged: false };
 }

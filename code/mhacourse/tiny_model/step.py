@@ -18,7 +18,10 @@ with ``t = s + 1``, exactly the update of ``torch.optim.AdamW`` and
 run once, on every tensor flattened into one vector (:func:`_flat`), then
 cut back into the parameters' shapes (:func:`_unflat`): each line above is
 then one operation of the exported graph, not one per tensor (37 of them:
-902 operations after onnxruntime's optimisation instead of 1,321).
+902 operations after onnxruntime's optimisation instead of 1,321). AdamW's
+moments ``m`` and ``v`` stay flat between steps (the step takes and gives
+one vector each): the page then passes 2 tensors a step for them, not 74,
+and the graph neither joins nor cuts them.
 Nothing here has a Python branch on a size: ``h`` is read from the length
 of a marker tensor and ``d_model`` from the weights, so one traced graph
 serves every (h, d_k).
@@ -86,8 +89,9 @@ def _train_step_core(params, m, v, s, steps, x, heads, warmup=CONFIG.warmup,
     """One step of :func:`~mhacourse.tiny_model.training.train`, no checks
     (the page runs this, exported; :func:`train_step` checks, then calls it).
 
-    ``params``, ``m``, ``v``: tuples of tensors in :func:`param_names` order
-    (AdamW's first and second moments start at zero); ``s`` () float, this
+    ``params``: a tuple of tensors in :func:`param_names` order; ``m``,
+    ``v``: AdamW's first and second moments, each one vector ``(N,)`` in
+    :func:`_flat`'s order (N the number of weights; zeros to start); ``s`` () float, this
     step's index (0, 1, ...); ``steps`` () float, the run's length (for the
     schedule); ``x`` (B, L) int64 word ids from :func:`tasks.sample`
     (targets and parts come from :func:`tasks.targets`); ``heads`` (h,), any
@@ -98,8 +102,9 @@ def _train_step_core(params, m, v, s, steps, x, heads, warmup=CONFIG.warmup,
     :func:`train` by default; 0: no clipping, ``train(..., clip=None)``).
 
     Returns ``(loss, params, m, v, grads, norm)``: the loss () before the
-    update, the updated tensors, the gradients before clipping and their
-    global norm ().
+    update, the updated weights (a tuple, as ``params``) and moments (each
+    ``(N,)``), the gradients before clipping (a tuple) and their global
+    norm ().
     """
     h = heads.shape[0]
     y, kind = tasks._targets_core(x)  # (B, L), (B, L)
@@ -116,8 +121,8 @@ def _train_step_core(params, m, v, s, steps, x, heads, warmup=CONFIG.warmup,
     scale = torch.where(clip > 0, scale, torch.ones_like(scale))  # 0: no clipping
     d_model = torch.ones_like(params[0][0]).sum()  # () float: W_E's width
     lr = _default_peak_lr(d_model) * _lr_factor(s, steps, warmup)  # ()
-    out = _adamw_core(_flat(params), g * scale, _flat(m), _flat(v), s + 1, lr)  # 3 x (N,)
-    return (loss, *(_unflat(o, params) for o in out), grads, norm)
+    p, m, v = _adamw_core(_flat(params), g * scale, m, v, s + 1, lr)  # 3 x (N,)
+    return loss, _unflat(p, params), m, v, grads, norm
 
 
 def _flat(tensors) -> torch.Tensor:
@@ -140,7 +145,9 @@ def train_step(params, m, v, s, steps, x, heads, warmup=CONFIG.warmup,
     """:func:`_train_step_core`, after checking every input: one step of
     :func:`~mhacourse.tiny_model.training.train`.
 
-    ``s`` and ``steps`` may be whole numbers or () tensors (``0 <= s <
+    ``params``, ``m`` and ``v`` are tuples of tensors in :func:`param_names`
+    order (the moments cut into the weights' shapes, in and out, where the
+    core keeps them flat). ``s`` and ``steps`` may be whole numbers or () tensors (``0 <= s <
     steps``); ``heads`` (h,) with h dividing d_model; ``x`` (B, L) word ids,
     ``L`` at most ``max_len``; ``warmup`` >= 0; ``clip`` > 0, or 0 or
     ``None`` for no clipping. Bad input raises one
@@ -148,8 +155,9 @@ def train_step(params, m, v, s, steps, x, heads, warmup=CONFIG.warmup,
     """
     s, steps, warmup, layer_on, clip = check_train_step(params, m, v, s, steps, x,
                                                         heads, warmup, layer_on, clip)
-    return _train_step_core(tuple(params), tuple(m), tuple(v), s, steps, x, heads,
-                           warmup, layer_on, clip)
+    loss, params, m, v, grads, norm = _train_step_core(
+        tuple(params), _flat(m), _flat(v), s, steps, x, heads, warmup, layer_on, clip)
+    return loss, params, _unflat(m, params), _unflat(v, params), grads, norm
 
 
 def _forward_with(params, ids, heads, head_mask=None, layer_on=None):
