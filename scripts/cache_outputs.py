@@ -16,9 +16,6 @@ is a new key. Outside a git checkout nothing is cached.
 from __future__ import annotations
 
 import argparse
-import hashlib
-import importlib.metadata
-import platform
 import subprocess
 import sys
 from pathlib import Path
@@ -45,21 +42,15 @@ def course_key() -> str | None:
                                 capture_output=True).stdout
     except (OSError, subprocess.CalledProcessError):
         return None
-    h = hashlib.sha256()
-    for name in sorted(set(listed.decode().split("\0")) - {""}):
-        f = ROOT / name
-        if f.is_file():
-            h.update(f"{name}\0".encode())
-            h.update(hashlib.sha256(f.read_bytes()).digest())
+    names = sorted(set(listed.decode().split("\0")) - {""})
     try:
         chromium = subprocess.run([CHROMIUM, "--version"], capture_output=True,
                                   text=True, timeout=60).stdout.strip()
     except (OSError, subprocess.SubprocessError):
         chromium = "no chromium"
-    dists = sorted(f"{d.metadata['Name']}=={d.version}"
-                   for d in importlib.metadata.distributions())
-    h.update("\0".join([platform.python_version(), chromium, *dists]).encode())
-    return h.hexdigest()[:32]
+    python, *dists = user_cache.python_and_distributions()
+    return user_cache.make_key(((n, ROOT / n) for n in names if (ROOT / n).is_file()),
+                               [python, chromium, *dists])
 
 
 def main(argv=None) -> int:

@@ -30,10 +30,8 @@ from __future__ import annotations
 
 import argparse
 import hashlib
-import importlib.metadata
 import json
 import os
-import platform
 import sys
 import tempfile
 import time
@@ -104,17 +102,12 @@ def inputs_key() -> str:
     """SHA-256 of every file of :data:`INPUTS` (name and content; no
     ``__pycache__``), Python's version and the name and version of every
     distribution installed beside this script."""
-    h = hashlib.sha256()
-    for name in INPUTS:
-        top = ROOT / name
-        for f in sorted([top] if top.is_file() else top.rglob("*")):
-            if f.is_file() and "__pycache__" not in f.parts and ".egg-info" not in str(f):
-                h.update(f"{f.relative_to(ROOT)}\0".encode())
-                h.update(hashlib.sha256(f.read_bytes()).digest())
-    dists = sorted(f"{d.metadata['Name']}=={d.version}"
-                   for d in importlib.metadata.distributions())
-    h.update("\0".join([platform.python_version(), *dists]).encode())
-    return h.hexdigest()[:32]
+    files = [f for name in INPUTS
+             for f in sorted([ROOT / name] if (ROOT / name).is_file()
+                             else (ROOT / name).rglob("*"))
+             if f.is_file() and "__pycache__" not in f.parts and ".egg-info" not in str(f)]
+    return user_cache.make_key(((str(f.relative_to(ROOT)), f) for f in files),
+                               user_cache.python_and_distributions())
 
 
 def cells_key(nb) -> str:
@@ -144,12 +137,7 @@ def to_shared(folder: Path, source, executed) -> None:
     except OSError as e:
         print(f"execute_chapters: not kept in the shared cache ({e})", file=sys.stderr)
         return
-    keys = sorted((p for p in folder.parent.iterdir() if p.is_dir()),
-                  key=lambda p: p.stat().st_mtime, reverse=True)
-    for old in keys[KEEP:]:
-        for f in old.iterdir():
-            f.unlink(missing_ok=True)
-        old.rmdir()
+    user_cache.prune(folder.parent)
 
 
 def execute(path: Path, timeout: int) -> tuple[Path, object, float, str | None]:

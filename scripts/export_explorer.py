@@ -25,7 +25,6 @@ The two latest exports are kept.
 from __future__ import annotations
 
 import argparse
-import hashlib
 import importlib.metadata
 import json
 import os
@@ -70,21 +69,17 @@ def cache_key() -> str:
     source and its data: the question bank), of ``assets/models`` and of
     ``assets/runs`` (the book's runs the lab compares with), this script,
     Python's version and the versions of :data:`LIBRARIES`."""
-    h = hashlib.sha256()
     package = Path(mhacourse.__file__).resolve().parent
     assets = catalogue.assets_dir()
-    for base, files in ((package, sorted(package.rglob("*"))),
-                        (assets / "models", sorted((assets / "models").rglob("*"))),
-                        (assets / "runs", sorted((assets / "runs").rglob("*"))),
-                        (ROOT, [Path(__file__).resolve()])):
-        for f in files:
-            if f.is_file() and "__pycache__" not in f.parts:
-                h.update(f"{f.relative_to(base)}\0".encode())
-                h.update(hashlib.sha256(f.read_bytes()).digest())
+    files = [(str(f.relative_to(base)), f)
+             for base, found in ((package, sorted(package.rglob("*"))),
+                                 (assets / "models", sorted((assets / "models").rglob("*"))),
+                                 (assets / "runs", sorted((assets / "runs").rglob("*"))),
+                                 (ROOT, [Path(__file__).resolve()]))
+             for f in found if f.is_file() and "__pycache__" not in f.parts]
     versions = [platform.python_version()]
     versions += [f"{d}=={importlib.metadata.version(d)}" for d in LIBRARIES]
-    h.update("\0".join(versions).encode())
-    return h.hexdigest()[:32]
+    return user_cache.make_key(files, versions)
 
 
 def from_cache(key: str, out: Path) -> dict | None:

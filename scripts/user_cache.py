@@ -4,18 +4,23 @@ keeps something there: ``$MHACOURSE_CACHE``, else
 
 Each kind of thing has a folder of its own (``explorer-export``,
 ``executed-chapters``, ``slides``, ``handouts``), and in it one folder an
-input key (a SHA-256 of what made it). A fresh clone of an unchanged course
-(CI) then takes what an earlier build made instead of making it again;
-any change to the inputs makes it anew. :func:`restore` copies an entry
-out, :func:`keep` copies one in (written aside, then renamed, so that a
-half-written entry is never read) and keeps the :data:`KEEP` latest.
+input key (a SHA-256 of what made it: :func:`make_key` makes every key of
+the build). A fresh clone of an unchanged course (CI) then takes what an
+earlier build made instead of making it again; any change to the inputs
+makes it anew. :func:`restore` copies an entry out, :func:`keep`
+copies one in (written aside, then renamed, so that a half-written entry
+is never read) and keeps the :data:`KEEP` latest (:func:`prune`).
 """
 from __future__ import annotations
 
+import hashlib
+import importlib.metadata
 import os
+import platform
 import shutil
 import sys
 import tempfile
+from collections.abc import Iterable
 from pathlib import Path
 
 KEEP = 2  # entries kept of each kind
@@ -27,6 +32,26 @@ def root() -> Path:
     base = Path(env) if env else Path(os.environ.get("XDG_CACHE_HOME")
                                       or Path.home() / ".cache") / "mhacourse"
     return base
+
+
+def make_key(files: Iterable[tuple[str, Path]], versions: Iterable[str]) -> str:
+    """An entry's key: the first 32 hex digits of the SHA-256 of ``files``
+    (``(name, path)`` pairs, in the order given: each one's name, then the
+    SHA-256 of its bytes) followed by ``versions`` (strings, joined by NUL)."""
+    h = hashlib.sha256()
+    for name, path in files:
+        h.update(f"{name}\0".encode())
+        h.update(hashlib.sha256(path.read_bytes()).digest())
+    h.update("\0".join(versions).encode())
+    return h.hexdigest()[:32]
+
+
+def python_and_distributions() -> list[str]:
+    """Python's version, then every installed distribution as
+    ``name==version``, sorted: what a key made with them depends on."""
+    return [platform.python_version(),
+            *sorted(f"{d.metadata['Name']}=={d.version}"
+                    for d in importlib.metadata.distributions())]
 
 
 def restore(kind: str, key: str, out: Path, marker: str) -> bool:
@@ -57,7 +82,17 @@ def keep(kind: str, key: str, out: Path, who: str) -> None:
     except OSError as e:
         print(f"{who}: not cached ({e})", file=sys.stderr)
         return
+    prune(folder)
+
+
+def prune(folder: Path) -> None:
+    """Keep the :data:`KEEP` latest entries (folders) of ``folder``: the
+    others, and any file left beside them, go; one being written (a name
+    beginning with ".") stays."""
     entries = sorted((p for p in folder.iterdir() if not p.name.startswith(".")),
                      key=lambda p: p.stat().st_mtime, reverse=True)
     for old in entries[KEEP:]:
-        shutil.rmtree(old, ignore_errors=True)
+        if old.is_dir():
+            shutil.rmtree(old, ignore_errors=True)
+        else:
+            old.unlink(missing_ok=True)

@@ -268,3 +268,38 @@ def test_the_decks_and_handouts_cache_keys_on_the_whole_course(tmp_path: Path, m
     assert (decks / "01.slides.html").read_text() == "deck"
     (repo / "a.md").write_text("three")
     assert co.main(["restore", "slides", "--site", str(site)]) == 1, "an old key was taken"
+
+
+def test_every_cache_key_and_pruning_is_user_caches(tmp_path: Path, monkeypatch):
+    """scripts/user_cache.py makes every key (a file's name and its bytes
+    count, and so do the versions: 32 hex digits) and prunes every kind,
+    the executed chapters' too: the 2 latest keys stay, with an entry being
+    written beside them."""
+    import execute_chapters as ex
+    import nbformat
+    import user_cache
+
+    a, b = tmp_path / "a.txt", tmp_path / "b.txt"
+    a.write_text("one")
+    b.write_text("one")
+    key = user_cache.make_key([("a.txt", a)], ["3.11"])
+    assert re.fullmatch(r"[0-9a-f]{32}", key)
+    assert user_cache.make_key([("a.txt", a)], ["3.11"]) == key
+    assert user_cache.make_key([("b.txt", b)], ["3.11"]) != key, "a renamed file kept the key"
+    assert user_cache.make_key([("a.txt", a)], ["3.12"]) != key, "a new version kept the key"
+    a.write_text("two")
+    assert user_cache.make_key([("a.txt", a)], ["3.11"]) != key, "an edited file kept the key"
+    python, *dists = user_cache.python_and_distributions()
+    assert re.fullmatch(r"\d+\.\d+\.\d+", python) and dists == sorted(dists) and dists
+
+    monkeypatch.setenv("MHACOURSE_CACHE", str(tmp_path / "cache"))
+    nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell("print(1)")])
+    shared = ex.shared_dir()
+    shared.mkdir(parents=True)
+    (shared / ".new-half").mkdir()  # another build writing its entry
+    for k in ("k1", "k2", "k3"):
+        time.sleep(0.01)
+        ex.to_shared(shared / k, nb, nb)
+    kept = sorted(p.name for p in shared.iterdir())
+    assert kept == [".new-half", "k2", "k3"], kept
+    assert ex.from_shared(shared / "k3", nb) is not None
