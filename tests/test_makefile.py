@@ -303,3 +303,21 @@ def test_every_cache_key_and_pruning_is_user_caches(tmp_path: Path, monkeypatch)
     kept = sorted(p.name for p in shared.iterdir())
     assert kept == [".new-half", "k2", "k3"], kept
     assert ex.from_shared(shared / "k3", nb) is not None
+
+
+@pytest.mark.parametrize("env", [{"MHACOURSE_CACHE": "/tmp/mine"}, {"XDG_CACHE_HOME": "/tmp/xdg"},
+                                 {}])
+def test_the_package_and_the_scripts_find_the_same_cache(monkeypatch, env):
+    """The build's scripts (scripts/user_cache.py, which must not import the
+    package: torch would load for a copy) and the package (SmolLM2's
+    export and dequantized weights) keep their caches in one folder."""
+    import user_cache
+
+    from mhacourse.real_lm import files
+    for name in ("MHACOURSE_CACHE", "XDG_CACHE_HOME"):
+        monkeypatch.delenv(name, raising=False)
+    for name, value in env.items():
+        monkeypatch.setenv(name, value)
+    assert files.user_cache_root() == user_cache.root()
+    if env.get("MHACOURSE_CACHE"):
+        assert files.cache_dir() == Path("/tmp/mine") / "real_lm"

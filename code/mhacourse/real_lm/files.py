@@ -63,16 +63,26 @@ def model_file() -> Path:
     return path
 
 
+def user_cache_root() -> Path:
+    """The package's cache outside any clone: ``$MHACOURSE_CACHE``, else
+    ``$XDG_CACHE_HOME/mhacourse``, else ``~/.cache/mhacourse`` (the rule of
+    the build's scripts/user_cache.py, which does not import the package)."""
+    env = os.environ.get("MHACOURSE_CACHE")
+    return Path(env) if env else Path(os.environ.get("XDG_CACHE_HOME")
+                                      or Path.home() / ".cache") / "mhacourse"
+
+
 def cache_dir() -> Path:
-    """Where the dequantized weights are kept: ``$MHACOURSE_CACHE`` if set,
-    else ``_build/real_lm`` beside the course's build when the package
-    runs from the course's repository, else ``~/.cache/mhacourse/real_lm``."""
+    """Where the dequantized weights are kept: ``real_lm`` in
+    ``$MHACOURSE_CACHE`` if set, else ``_build/real_lm`` beside the course's
+    build when the package runs from the course's repository, else
+    ``real_lm`` in :func:`user_cache_root`."""
     if os.environ.get("MHACOURSE_CACHE"):
-        return Path(os.environ["MHACOURSE_CACHE"]) / "real_lm"
+        return user_cache_root() / "real_lm"
     repo = Path(__file__).resolve().parents[3]
     if (repo / "_toc.yml").is_file() and os.access(repo, os.W_OK):
         return repo / "_build" / "real_lm"
-    return Path.home() / ".cache" / "mhacourse" / "real_lm"
+    return user_cache_root() / "real_lm"
 
 
 def check_load_args(path, cache) -> None:

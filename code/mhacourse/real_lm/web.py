@@ -382,13 +382,6 @@ def _induction_heads(lm: CausalLM, k: int = N_INDUCTION) -> list[str]:
     return [f"{layer + 1}.{head + 1}" for layer, head in top_heads(scores, k)]
 
 
-def _cache_root() -> Path:
-    env = os.environ.get("MHACOURSE_CACHE")
-    base = Path(env) if env else Path(os.environ.get("XDG_CACHE_HOME")
-                                      or Path.home() / ".cache") / "mhacourse"
-    return base / "smollm2-web"
-
-
 def _cache_key(gguf_file: Path) -> str:
     """SHA-256 of what the export reads: the GGUF file, the package's files
     of :data:`SOURCES`, Python's version and :data:`LIBRARIES`' versions."""
@@ -456,10 +449,10 @@ def build(out, log=print) -> dict:
     """:func:`_write` into ``out``, or copy from the cache the files of an
     earlier build with the same :func:`_cache_key` (the model file, the
     package's sources and the libraries unchanged). Returns the manifest."""
-    from .files import model_file
+    from .files import model_file, user_cache_root
 
     out = check_build(out, log)
-    key, root = _cache_key(model_file()), _cache_root()
+    key, root = _cache_key(model_file()), user_cache_root() / "smollm2-web"
     entry = root / key
     if not (entry / "precomputed.js").is_file():
         tmp = root / f".new-{key}-{os.getpid()}"
