@@ -240,6 +240,8 @@ def test_ablation_equals_the_package(page):
         box = panel(p, i).locator(f"#mha-train-1-use-{k}")
         if box.is_checked():
             box.uncheck()
+    # and it stays so once the read-out of the heads that were still on comes back
+    p.wait_for_function("!mha.trainer.panels[0].ablating")
     assert "Every head is switched off" in panel(p, i).locator(".mha-train-ablation").inner_text()
     assert panel(p, i).locator(".mha-train-heads canvas").first.is_hidden(), "no picture"
     for k in range(2 * h):

@@ -220,7 +220,10 @@ export class Readouts extends EventTarget {
     reader()
       .read(snap.params, snap.h, snap.step, opts)
       .then((r) => {
-        if (!this.mine(r, key) || !P.switches.mask(snap.h)) {
+        // the switches moved while this ran (another read-out is queued, or
+        // every head is off, or none): this one would be stale on screen
+        const now = P.switches.mask(snap.h);
+        if (!this.mine(r, key) || !now || now.some((x, k) => x !== mask[k])) {
           return;
         }
         r.roleNames = rolesOf(r.role, r.named, r.h, P.knobs.layers());
