@@ -101,11 +101,11 @@ handouts: html
 # --no-loadscope-reorder keeps that order). Torch runs on one thread in each
 # worker (OMP_NUM_THREADS=1): two workers, each spinning two threads beside
 # a browser's, on two cores, slowed every one of them. The slowest tests are
-# listed at the end.
+# listed at the end; every test's time is in _build/test-times.xml (JUnit).
 TEST_JOBS ?= 2
 test: $(VENV)/.test-deps lint book
 	OMP_NUM_THREADS=1 $(BIN)/python -m pytest -n $(TEST_JOBS) --dist loadfile \
-	  --no-loadscope-reorder --durations=20
+	  --no-loadscope-reorder --durations=20 --junitxml=_build/test-times.xml
 
 # Python: errors, unused imports, import order, line length (ruff; rules in
 # ruff.toml). The JavaScript (the site's, its Node tests', the scripts'):
