@@ -220,17 +220,18 @@ export class Readouts extends EventTarget {
     reader()
       .read(snap.params, snap.h, snap.step, opts)
       .then((r) => {
-        // the switches moved while this ran (another read-out is queued, or
-        // every head is off, or none): this one would be stale on screen
         const now = P.switches.mask(snap.h);
-        if (!this.mine(r, key) || !now || now.some((x, k) => x !== mask[k])) {
+        if (!this.mine(r, key) || !now) {
           return;
         }
         r.roleNames = rolesOf(r.role, r.named, r.h, P.knobs.layers());
-        this.ablated = r;
         if (P.lab) {
-          P.lab.ablated(r, snap, off);
+          P.lab.ablated(r, snap, off); // recorded under the switches it was computed with
         }
+        if (now.some((x, k) => x !== mask[k])) {
+          return; // the switches moved meanwhile: the next read-out, or the all-off line, shows
+        }
+        this.ablated = r;
         ablation(P, P.switches.names(snap.h, off));
         P.pictures.titles();
       })
