@@ -124,8 +124,8 @@ def test_a_cache_made_from_another_file_is_made_again(tmp_path, monkeypatch):
 
 
 def test_two_first_loads_at_once_dequantize_once(tmp_path, monkeypatch):
-    """The build runs chapter 17 and the export side by side: with no cache,
-    the second load waits for the first's and reads it (one dequantization,
+    """Two loads at once (two notebooks, two test workers) on an empty cache:
+    the second waits for the first's and reads it (one dequantization,
     not two). The first holds the file open until the second has had 2 s
     to reach it: without the lock the second would dequantize too."""
     calls, second = [], threading.Thread(

@@ -188,8 +188,9 @@ def _read_cache(cache: Path, source: dict):
 @contextlib.contextmanager
 def _making(cache: Path):
     """Held while one process makes the cache in ``cache``: a second process
-    (the build runs a chapter and the export side by side) waits here, then
-    reads what the first made instead of dequantizing again. Where no lock
+    that loads at the same time (two notebooks, two test workers on an empty
+    cache) waits here, then reads what the first made instead of
+    dequantizing again and writing the same ``.part`` files. Where no lock
     can be taken (no ``fcntl``, a read-only place) it does not wait."""
     try:
         cache.mkdir(parents=True, exist_ok=True)
