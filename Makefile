@@ -72,7 +72,7 @@ html: $(VENV)/.book-deps _vendor/.stamp _build/.site-assets execute
 # code is unchanged is skipped), or taken from the user's cache when this
 # clone's inputs are those it was executed with (a fresh clone of an
 # unchanged course, as in CI: scripts/execute_chapters.py, inputs_key).
-execute: $(VENV)/.book-deps _build/.ipynbs _build/.package-hash
+execute: $(VENV)/.book-deps _build/.ipynbs _build/.inputs-key
 	$(call stage,execute,start)
 	OMP_NUM_THREADS=1 MHACOURSE_BUILD=1 $(BIN)/python scripts/execute_chapters.py --jobs 2
 	$(call stage,execute,end)
@@ -139,17 +139,18 @@ _build/.ipynbs: $(NOTEBOOKS) _config.yml scripts/colab_cell.py $(VENV)/.book-dep
 	touch $@
 	$(call stage,notebooks,end)
 
-# The execution cache keys on each chapter's cells only; every chapter imports
-# the package, so when code/mhacourse (or how scripts/execute_chapters.py
-# stores a chapter) changes, the cache is dropped and every
+# The execution cache keys on each chapter's cells only; every chapter reads
+# the package, and some read assets/, benchmarks/results/ or _config.yml, so
+# when any of what the shared cache's key covers changes (the same key:
+# scripts/execute_chapters.py, inputs_key), the cache is dropped and every
 # chapter is executed again. Sphinx's saved pages (.doctrees) go too: without
 # them Sphinx re-reads, and so re-executes, only the chapters whose source
-# changed, and the others keep outputs made with the old package.
-_build/.package-hash: FORCE
+# changed, and the others keep outputs made with the old inputs.
+_build/.inputs-key: FORCE | $(VENV)/.book-deps
 	@mkdir -p _build
-	@cat code/mhacourse/*.py code/mhacourse/*/*.py code/pyproject.toml scripts/execute_chapters.py | sha256sum > $@.new
+	@$(BIN)/python scripts/execute_chapters.py --inputs-key > $@.new
 	@if ! cmp -s $@.new $@; then \
-	  echo "code/mhacourse changed: dropping the execution cache"; \
+	  echo "the chapters' inputs changed: dropping the execution cache"; \
 	  rm -rf _build/.jupyter_cache _build/.doctrees _build/jupyter_execute; \
 	  mv $@.new $@; \
 	else rm $@.new; fi

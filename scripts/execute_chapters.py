@@ -160,7 +160,13 @@ def main() -> int:
     ap.add_argument("--jobs", type=int, default=2, help="chapters at a time (default 2)")
     ap.add_argument("--no-shared-cache", action="store_true",
                     help="neither take chapters from the user's cache nor keep them there")
+    ap.add_argument("--inputs-key", action="store_true",
+                    help="print the key of what the chapters read besides their cells, and "
+                         "stop (make drops this clone's execution cache when it changes)")
     args = ap.parse_args()
+    if args.inputs_key:
+        print(inputs_key())
+        return 0
     timeout = yaml.safe_load((ROOT / "_config.yml").read_text())["execute"]["timeout"]
     cache = get_cache(str(CACHE))
     shared = None if args.no_shared_cache else shared_dir() / inputs_key()

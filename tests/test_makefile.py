@@ -32,12 +32,16 @@ def tree(tmp_path: Path) -> Path:
                     ignore=shutil.ignore_patterns("__pycache__"))
     shutil.copy(ROOT / "code" / "pyproject.toml", tmp_path / "code")
     for name in ("_config.yml", "scripts/colab_cell.py", "scripts/execute_chapters.py",
+                 "scripts/user_cache.py", "benchmarks/results/mha_cpu.json",
                  "chapters/01_one_head.md",
                  "chapters/01_one_head.ipynb", "chapters/02_split_heads.md",
                  "chapters/02_split_heads.ipynb"):
         (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
         shutil.copy(ROOT / name, tmp_path / name)
-    (tmp_path / ".venv").mkdir()
+    # the key is made by the Python the tests run in (the book's packages)
+    (tmp_path / ".venv" / "bin").mkdir(parents=True)
+    (tmp_path / ".venv" / "bin" / "python").write_text(f'#!/bin/sh\nexec "{sys.executable}" "$@"\n')
+    (tmp_path / ".venv" / "bin" / "python").chmod(0o755)
     (tmp_path / ".venv" / ".book-deps").touch()
     return tmp_path
 
@@ -49,31 +53,42 @@ def _fill_caches(tmp: Path) -> None:
 
 
 def test_a_package_change_drops_every_execution_cache(tree: Path):
-    first = _make(tree, "_build/.package-hash")
+    first = _make(tree, "_build/.inputs-key")
     assert first.returncode == 0, first.stderr
     _fill_caches(tree)
-    same = _make(tree, "_build/.package-hash")
+    same = _make(tree, "_build/.inputs-key")
     assert same.returncode == 0, same.stderr
     kept = [d for d in CACHES if (tree / d / "kept").exists()]
     assert kept == list(CACHES), f"an unchanged package dropped caches: {same.stdout}"
 
     module = tree / "code" / "mhacourse" / "attention.py"
     module.write_text(module.read_text() + "\n# an edit\n")
-    changed = _make(tree, "_build/.package-hash")
+    changed = _make(tree, "_build/.inputs-key")
     assert changed.returncode == 0, changed.stderr
     left = [d for d in CACHES if (tree / d).exists()]
     assert left == [], f"after a package edit these survived: {left}"
-    assert "code/mhacourse changed" in changed.stdout
+    assert "the chapters' inputs changed" in changed.stdout
 
 
 def test_a_change_in_a_subpackage_counts_too(tree: Path):
-    assert _make(tree, "_build/.package-hash").returncode == 0
+    assert _make(tree, "_build/.inputs-key").returncode == 0
     _fill_caches(tree)
     sub = sorted((tree / "code" / "mhacourse").glob("*/*.py"))
     assert sub, "the package has no subpackage to edit"
     sub[0].write_text(sub[0].read_text() + "\n# an edit\n")
-    assert _make(tree, "_build/.package-hash").returncode == 0
+    assert _make(tree, "_build/.inputs-key").returncode == 0
     assert not (tree / CACHES[0]).exists(), f"editing {sub[0].name} kept the cache"
+
+
+def test_a_results_file_a_chapter_reads_counts_too(tree: Path):
+    """Chapter 9 prints benchmarks/results/mha_cpu.json: a new result drops
+    the clone's execution cache, as it changes the shared cache's key."""
+    assert _make(tree, "_build/.inputs-key").returncode == 0
+    _fill_caches(tree)
+    results = tree / "benchmarks" / "results" / "mha_cpu.json"
+    results.write_text(results.read_text() + "\n")
+    assert _make(tree, "_build/.inputs-key").returncode == 0
+    assert not (tree / CACHES[0]).exists(), "a new benchmark result kept chapter 9's old outputs"
 
 
 def test_the_installer_looks_where_pip_finds_wheels(tree: Path, tmp_path: Path):
@@ -135,7 +150,7 @@ def test_an_edited_chapter_source_regenerates_its_notebook_and_only_its(tree: Pa
         plan.stdout
 
 
-def test_html_depends_on_the_chapter_notebooks_and_the_package_hash():
+def test_html_depends_on_the_chapter_notebooks_and_the_inputs_key():
     """The pages are built from chapters executed from the current notebooks
     and package; the execution does not wait for npm (Sphinx alone needs it)."""
     text = (ROOT / "Makefile").read_text()
@@ -143,7 +158,7 @@ def test_html_depends_on_the_chapter_notebooks_and_the_package_hash():
             if line.startswith(("html:", "execute:"))}
     assert "execute" in rule["html:".rstrip(":")].split(":", 1)[1], rule
     execute = rule["execute"]
-    assert "_build/.ipynbs" in execute and "_build/.package-hash" in execute, execute
+    assert "_build/.ipynbs" in execute and "_build/.inputs-key" in execute, execute
     assert "_vendor" not in execute and "node_modules" not in execute, execute
     book = text[text.index("\nbook:"):text.index("\nhtml:")]
     assert "_generated/.stamp slides handouts" in book, book
