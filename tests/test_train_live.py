@@ -251,6 +251,37 @@ def test_ablation_equals_the_package(page):
     assert panel(p, i).locator(".mha-train-heads").is_visible()
 
 
+def test_a_failed_read_out_of_switches_since_moved_says_nothing(page):
+    """A read-out that fails after its switches have moved (here: the head
+    went back on) would describe switches no longer set: its failure line
+    does not replace what the switches now show (no ablation line)."""
+    p, _ = page
+    wait_state(p, 0, ["done", "paused"])
+    # the page's one read-out worker (both panels'): its next ablated read
+    # (one with a head mask) held until the test lets it fail
+    p.evaluate("""async () => {
+        const src = [...document.scripts].map(s => s.src)
+            .find(s => s.includes('/explorer/page.js'));
+        const m = await import(new URL('trainer-readout.js', src).href);
+        const R = m.reader(), read = R.read;
+        R.read = (...args) => !(args[3] && args[3].mask) ? read.apply(R, args)
+            : new Promise((_, fail) => {
+                window.mhaFailRead = () => { R.read = read; fail(new Error('a test failure')); };
+            });
+    }""")
+    box = panel(p, 0).locator("#mha-train-1-use-0")
+    box.uncheck()
+    # (!!: a predicate that ends in a function is called by wait_for_function)
+    p.wait_for_function("mha.trainer.panels[0].ablating && !!window.mhaFailRead")
+    box.check()  # back on before the read-out comes back
+    assert panel(p, 0).locator(".mha-train-ablation").inner_text() == ""
+    p.evaluate("mhaFailRead()")
+    p.wait_for_function("!mha.trainer.panels[0].ablating")
+    assert panel(p, 0).locator(".mha-train-ablation").inner_text() == "", \
+        "the failure of a read-out of switches since moved replaced the line"
+    p.evaluate("delete window.mhaFailRead")
+
+
 def test_circuits_equal_the_package(page):
     """The page's circuit read-outs (composition Q/K/V and their random
     baseline, previous-token band, copying, prefix, and the quick roles on

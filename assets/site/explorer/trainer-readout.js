@@ -217,27 +217,31 @@ export class Readouts extends EventTarget {
     this.ablateAgain = false;
     const opts = this.opts({ mask: mask });
     const off = Object.assign({}, P.switches.off); // the switches this read-out is computed with
+    // the switches moved meanwhile (or all went back on): this read-out is not theirs
+    const moved = () => {
+      const now = P.switches.mask(snap.h);
+      return !now || now.some((x, k) => x !== mask[k]);
+    };
     reader()
       .read(snap.params, snap.h, snap.step, opts)
       .then((r) => {
-        const now = P.switches.mask(snap.h);
-        if (!this.mine(r, key) || !now) {
+        if (!this.mine(r, key) || !P.switches.mask(snap.h)) {
           return;
         }
         r.roleNames = rolesOf(r.role, r.named, r.h, P.knobs.layers());
         if (P.lab) {
           P.lab.ablated(r, snap, off); // recorded under the switches it was computed with
         }
-        if (now.some((x, k) => x !== mask[k])) {
-          return; // the switches moved meanwhile: the next read-out, or the all-off line, shows
+        if (moved()) {
+          return; // the next read-out, or the all-off line, shows
         }
         this.ablated = r;
         ablation(P, P.switches.names(snap.h, off));
         P.pictures.titles();
       })
       .catch((err) => {
-        if (!this.mine(opts, key)) {
-          return;
+        if (!this.mine(opts, key) || moved()) {
+          return; // a failure of switches since moved would hide the line they show now
         }
         P.view.say({
           ablation:
