@@ -108,11 +108,13 @@ test: $(VENV)/.test-deps lint book
 	  --no-loadscope-reorder --durations=20 --junitxml=_build/test-times.xml
 
 # Python: errors, unused imports, import order, line length (ruff; rules in
-# ruff.toml). The JavaScript (the site's, its Node tests', the scripts'):
+# ruff.toml). The JavaScript (the site's, its Node tests', the scripts', the
+# benchmarks'):
 # ESLint's recommended rules and lines of at most 100 characters
 # (eslint.config.mjs), and Prettier's format (.prettierrc.json; `make format`
 # applies it). Both come from npm with the site's JavaScript (package.json).
-JS_FILES := "assets/site/**/*.js" "tests/js/**/*.{js,mjs}" "scripts/*.mjs" eslint.config.mjs
+JS_FILES := "assets/site/**/*.js" "tests/js/**/*.{js,mjs}" "scripts/*.mjs" "benchmarks/*.mjs" \
+  eslint.config.mjs
 lint: $(VENV)/.test-deps node_modules/.mha-stamp
 	$(BIN)/ruff check .
 	node_modules/.bin/eslint .

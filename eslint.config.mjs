@@ -22,7 +22,7 @@ export default [
     languageOptions: { sourceType: "script" },
   },
   {
-    files: ["tests/js/**/*.{js,mjs}", "scripts/*.mjs"],
+    files: ["tests/js/**/*.{js,mjs}", "scripts/*.mjs", "benchmarks/*.mjs"],
     languageOptions: {
       ecmaVersion: 2023,
       sourceType: "module",

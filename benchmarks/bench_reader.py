@@ -21,6 +21,11 @@ through Playwright, with the page's DOM as its only handle, and times
   of ``--runs``; its time to the page's step is the 800 steps' time times
   step / 800 (every step costs the same). The figure the issue asks for is
   the page's time over that one (target: at most 1.3);
+- the page's step with nothing around it (``step_engine.mjs``): the same
+  step graph in onnxruntime-web's WebAssembly engine in Node, one thread,
+  ``--runs`` times 200 steps at h 4, d_k 16, after PyTorch's runs: its ms a
+  step over PyTorch's (800 steps' time / 800) is the ratio the page would
+  have if its messages, read-outs and drawing cost nothing;
 - opening an experiment's link (``--links`` times): from the navigation's
   start to the moment the link's controls and predictions are on screen
   (the lab's ``timings.ready``) and to the moment the panel has built the
@@ -192,6 +197,18 @@ def open_link(browser, base, width, n, blocked):
     return {"cold": cold, "warm": warm}
 
 
+def engine_step(runs):
+    """The step graph alone in onnxruntime-web (Node): ms a step, median of
+    ``runs`` runs of 200 steps, each in a fresh process."""
+    data = ROOT / "_build" / "html" / "_static" / "explorer-data"
+    out = []
+    for _ in range(runs):
+        done = subprocess.run(["node", str(ROOT / "benchmarks" / "step_engine.mjs"), str(data),
+                               "4", "16", "200"], check=True, capture_output=True, text=True)
+        out.append(json.loads(done.stdout.strip().splitlines()[-1])["ms_per_step"])
+    return {"ms_per_step": out, "median_ms": statistics.median(out)}
+
+
 def main() -> int:
     ap = argparse.ArgumentParser()
     ap.add_argument("--keys", type=int, default=7)
@@ -253,6 +270,11 @@ def main() -> int:
     print(f"tm.train, 800 steps alone on one thread: {t['median_s_800']} s (median of "
           f"{args.runs}); first >= 90 % at step {t['first_90']}; to the page's step {step}: "
           f"{t.get('to_page_step_s')} s; page / PyTorch {t.get('page_over_torch')}", flush=True)
+    e = result["engine_step"] = engine_step(args.runs)
+    e["over_torch_step"] = round(e["median_ms"] / (1000 * t["median_s_800"] / 800), 2)
+    print(f"the step graph alone in onnxruntime-web (Node, one thread): {e['median_ms']} ms a "
+          f"step (median of {args.runs} x 200); PyTorch's step {1000 * t['median_s_800'] / 800:.2f}"
+          f" ms: engine alone / PyTorch {e['over_torch_step']}", flush=True)
     result["machine"]["load_average_after"] = os.getloadavg()
     OUT.write_text(json.dumps(result, indent=1) + "\n")
     k = result["keystroke_ms"]
@@ -268,6 +290,9 @@ def main() -> int:
           f"| tm.train alone, one thread, to the same step (800 steps x step / 800) | "
           f"{t.get('to_page_step_s')} s |\n"
           f"| page / PyTorch (target <= 1.3) | {t.get('page_over_torch')} |\n"
+          f"| the step graph alone in onnxruntime-web (Node, no page) / PyTorch's step | "
+          f"{e['median_ms']} / {1000 * t['median_s_800'] / 800:.2f} ms = "
+          f"{e['over_torch_step']} |\n"
           + "".join(f"| open a link, {k} cache: restored / model built (median of {args.links}) | "
                     f"{v['restored_median']:.0f} / {v['model_built_median']:.0f} ms |\n"
                     for k, v in result["open_link_ms"].items()) +
