@@ -63,7 +63,9 @@ def lab_state(browser, where: str) -> dict:
     p, asked, blocked, errors = page_at(browser, where)
     try:
         p.goto(browser[1][where] + "/chapters/explorer.html?v=1&h=2&dk=8&steps=20")
-        p.wait_for_function(f"window.mha?.trainer && {PANEL}.lab.ready")
+        # the build's id is hashed after the lab is ready (on its own time:
+        # only a report needs it), here by @noble/hashes, loaded first
+        p.wait_for_function(f"window.mha?.trainer && {PANEL}.lab.ready && !!{PANEL}.lab.data.build")
         out = p.evaluate(f"""async () => {{
             const R = await import('../_static/explorer/lab/report.js');
             return {{ secure: window.isSecureContext, subtle: !!(window.crypto && crypto.subtle),
