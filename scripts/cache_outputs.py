@@ -34,7 +34,8 @@ OUTPUTS = {"slides": ("slides", "decks.js"), "handouts": ("handouts", "handouts.
 def course_key() -> str | None:
     """SHA-256 of every file of the repository git lists (tracked, and new
     ones it does not ignore: their names and contents as they are on disk),
-    Python's version, every installed distribution's name and version, and
+    Python's version, the name and version of every distribution the book
+    installs (``user_cache.book_distributions``: not the tests' own), and
     Chromium's version; None outside a git checkout."""
     try:
         listed = subprocess.run(["git", "ls-files", "-z", "--cached", "--others",

@@ -20,8 +20,8 @@ Executed chapters are also kept outside the clone, in the user's cache
 (``$MHACOURSE_CACHE``, default ``~/.cache/mhacourse``, beside the explorer's
 export), under a key of everything a chapter reads besides its own cells
 (:func:`inputs_key`: the package, ``assets/``, ``benchmarks/results/``,
-``_config.yml``, this script, Python's version and every installed
-distribution's version). A fresh clone of an unchanged course (CI) takes a
+``_config.yml``, this script, Python's version and the version of every
+distribution the book installs). A fresh clone of an unchanged course (CI) takes a
 chapter from there instead of executing it again; any change to those
 inputs or to the chapter's cells executes it. ``--no-shared-cache``
 neither reads nor writes it.
@@ -101,7 +101,9 @@ def shared_dir() -> Path:
 def inputs_key() -> str:
     """SHA-256 of every file of :data:`INPUTS` (name and content; no
     ``__pycache__``), Python's version and the name and version of every
-    distribution installed beside this script."""
+    distribution the book installs (``user_cache.python_and_distributions``:
+    not the tests' own packages). `make` drops the clone's execution cache
+    when it changes (``--inputs-key``)."""
     files = [f for name in INPUTS
              for f in sorted([ROOT / name] if (ROOT / name).is_file()
                              else (ROOT / name).rglob("*"))

@@ -17,12 +17,16 @@ import hashlib
 import importlib.metadata
 import os
 import platform
+import re
 import shutil
 import sys
 import tempfile
 from collections.abc import Iterable
 from pathlib import Path
 
+from packaging.requirements import Requirement
+
+ROOT = Path(__file__).resolve().parent.parent
 KEEP = 2  # entries kept of each kind
 
 
@@ -46,12 +50,57 @@ def make_key(files: Iterable[tuple[str, Path]], versions: Iterable[str]) -> str:
     return h.hexdigest()[:32]
 
 
+#: the requirements files `make book` installs from (requirements-test.txt
+#: is not one: what only the tests install changes no output of the book)
+BOOK_REQUIREMENTS = ("requirements.txt", "requirements-model.txt")
+
+
+def _canonical(name: str) -> str:
+    return re.sub(r"[-_.]+", "-", name).lower()
+
+
+def book_distributions(installed: dict | None = None) -> set[str]:
+    """The canonical names of the distributions the book installs: those
+    :data:`BOOK_REQUIREMENTS` name (``-e ./code``: the course's package),
+    and every distribution they require, installed, as far down as it goes
+    (requirements of extras not followed). ``installed``: canonical name ->
+    distribution (default: every installed one)."""
+    if installed is None:
+        installed = {_canonical(d.metadata["Name"]): d
+                     for d in importlib.metadata.distributions()}
+    todo = []
+    for name in BOOK_REQUIREMENTS:
+        for line in (ROOT / name).read_text(encoding="utf-8").splitlines():
+            line = line.split("#")[0].strip()
+            if line.startswith("-e"):
+                todo.append("mhacourse")
+            elif line and not line.startswith("-"):
+                todo.append(Requirement(line).name)
+    seen = set()
+    while todo:
+        name = _canonical(todo.pop())
+        if name in seen:
+            continue
+        seen.add(name)
+        if name not in installed:
+            continue  # not installed: its name stays in the set, without a version
+        for text in installed[name].requires or []:
+            r = Requirement(text)
+            if r.marker is None or r.marker.evaluate({"extra": ""}):
+                todo.append(r.name)
+    return seen
+
+
 def python_and_distributions() -> list[str]:
-    """Python's version, then every installed distribution as
-    ``name==version``, sorted: what a key made with them depends on."""
+    """Python's version, then each installed distribution of
+    :func:`book_distributions` as ``name==version``, sorted: what a key made
+    with them depends on. The tests' own packages are not in it, so that
+    installing them (`make test` after `make book`) keeps the book's caches."""
+    installed = {_canonical(d.metadata["Name"]): d for d in importlib.metadata.distributions()}
+    book = book_distributions(installed)
     return [platform.python_version(),
             *sorted(f"{d.metadata['Name']}=={d.version}"
-                    for d in importlib.metadata.distributions())]
+                    for name, d in installed.items() if name in book)]
 
 
 def restore(kind: str, key: str, out: Path, marker: str) -> bool:

@@ -33,6 +33,7 @@ def tree(tmp_path: Path) -> Path:
     shutil.copy(ROOT / "code" / "pyproject.toml", tmp_path / "code")
     for name in ("_config.yml", "scripts/colab_cell.py", "scripts/execute_chapters.py",
                  "scripts/user_cache.py", "benchmarks/results/mha_cpu.json",
+                 "requirements.txt", "requirements-model.txt",
                  "chapters/01_one_head.md",
                  "chapters/01_one_head.ipynb", "chapters/02_split_heads.md",
                  "chapters/02_split_heads.ipynb"):
@@ -305,6 +306,11 @@ def test_user_cache_makes_the_keys_and_prunes(tmp_path: Path):
     assert user_cache.make_key([("a.txt", a)], ["3.11"]) != key, "an edited file kept the key"
     python, *dists = user_cache.python_and_distributions()
     assert re.fullmatch(r"\d+\.\d+\.\d+", python) and dists == sorted(dists) and dists
+    # the book's packages and theirs, not the tests' (installed here): `make
+    # test` after `make book` would otherwise execute every chapter again
+    names = {d.split("==")[0].lower() for d in dists}
+    assert {"torch", "numpy", "jupyter-book", "sympy"} <= names, names  # sympy: torch's
+    assert not names & {"pytest", "pytest-xdist", "hypothesis", "onnxruntime"}, names
 
     kind = tmp_path / "kind"
     kind.mkdir()
