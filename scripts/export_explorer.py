@@ -27,15 +27,11 @@ from __future__ import annotations
 import argparse
 import importlib.metadata
 import json
-import multiprocessing
 import os
 import platform
 import resource
-import shutil
 import sys
-import tempfile
 import time
-from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 
 import matplotlib
@@ -108,28 +104,6 @@ def main(argv: list[str]) -> int:
     args = ap.parse_args(argv)
     out = args.out
     torch.set_num_threads(1)
-    # SmolLM2's graph in a process of its own from the start, beside the tiny
-    # models' and MiniLM's: after them, it ran alone on one core for 42 s of a
-    # 221 s build from nothing, the rest of the build done. It writes aside
-    # and is moved in last, so that the explorer's cache (a copy of `out`)
-    # never holds it: it has a cache of its own, under its own key.
-    out.parent.mkdir(parents=True, exist_ok=True)
-    aside = Path(tempfile.mkdtemp(dir=out.parent, prefix=".smollm2-"))
-    try:
-        with ProcessPoolExecutor(1, mp_context=multiprocessing.get_context("spawn")) as side:
-            lm = side.submit(smollm2, aside / "smollm2")
-            explorer(out, args)
-            lm.result()
-        shutil.rmtree(out / "smollm2", ignore_errors=True)
-        os.replace(aside / "smollm2", out / "smollm2")
-    finally:
-        shutil.rmtree(aside, ignore_errors=True)
-    return 0
-
-
-def explorer(out: Path, args) -> None:
-    """The tiny models', MiniLM's and the trainer's graphs, the manifest and
-    the precomputed views in ``out``: from the cache, or exported and kept."""
     t, cpu, load = time.perf_counter(), cpu_seconds(), os.getloadavg()[0]
     key = None if args.no_cache else cache_key()
     manifest = from_cache(key, out) if key else None
@@ -137,7 +111,8 @@ def explorer(out: Path, args) -> None:
         print(f"explorer data: copied from the cache ({cache_dir() / key}; the package, "
               f"the models and the libraries are as when it was exported), "
               f"{time.perf_counter() - t:.1f} s")
-        return
+        smollm2(out)
+        return 0
     manifest = web_export.build(out, workers=args.workers)
     # the phase change's rule, from the question bank (its one source): the
     # trainer marks the phase change with the margin the grades use
@@ -165,17 +140,18 @@ def explorer(out: Path, args) -> None:
           f"({args.workers} workers; load average {load:.1f} -> {os.getloadavg()[0]:.1f})")
     if key:
         to_cache(key, out)
+    smollm2(out)
+    return 0
 
 
 def smollm2(out: Path) -> None:
-    """SmolLM2's graph, tokenizer and example views in ``out``
+    """SmolLM2's graph, tokenizer and example views in ``out/smollm2``
     (:mod:`mhacourse.real_lm.web`), with a cache of their own, keyed by the
     model file and the package files it runs: the explorer's cache above is
     remade whenever any package file changes, this one only when SmolLM2's
-    forward pass does. Run in a process of its own (:func:`main`)."""
-    torch.set_num_threads(1)
+    forward pass does."""
     t = time.perf_counter()
-    web.build(out)
+    web.build(out / "smollm2")
     print(f"SmolLM2 for the page: {time.perf_counter() - t:.1f} s")
 
 
