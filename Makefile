@@ -152,7 +152,7 @@ _build/.inputs-key: FORCE | $(VENV)/.book-deps
 	@mkdir -p _build
 	@$(BIN)/python scripts/execute_chapters.py --inputs-key > $@.new
 	@if ! cmp -s $@.new $@; then \
-	  echo "the chapters' inputs changed: dropping the execution cache"; \
+	  if [ -f $@ ]; then echo "the chapters' inputs changed: dropping the execution cache"; fi; \
 	  rm -rf _build/.jupyter_cache _build/.doctrees _build/jupyter_execute; \
 	  mv $@.new $@; \
 	else rm $@.new; fi
