@@ -59,23 +59,26 @@ def _canonical(name: str) -> str:
     return re.sub(r"[-_.]+", "-", name).lower()
 
 
-def book_distributions(installed: dict | None = None) -> set[str]:
-    """The canonical names of the distributions the book installs: those
-    :data:`BOOK_REQUIREMENTS` name (``-e ./code``: the course's package),
-    and every distribution they require, installed, as far down as it goes
-    (requirements of extras not followed). ``installed``: canonical name ->
-    distribution (default: every installed one)."""
-    if installed is None:
-        installed = {_canonical(d.metadata["Name"]): d
-                     for d in importlib.metadata.distributions()}
-    todo = []
+def book_requirements() -> list[str]:
+    """The canonical names :data:`BOOK_REQUIREMENTS` list, in order
+    (``-e ./code``: ``mhacourse``, the course's package)."""
+    names = []
     for name in BOOK_REQUIREMENTS:
         for line in (ROOT / name).read_text(encoding="utf-8").splitlines():
             line = line.split("#")[0].strip()
             if line.startswith("-e"):
-                todo.append("mhacourse")
+                names.append("mhacourse")
             elif line and not line.startswith("-"):
-                todo.append(Requirement(line).name)
+                names.append(_canonical(Requirement(line).name))
+    return names
+
+
+def book_distributions(installed: dict) -> set[str]:
+    """The canonical names of the distributions the book installs: those of
+    :func:`book_requirements`, and every distribution they require, as far
+    down as ``installed`` (canonical name -> distribution) goes
+    (requirements of extras not followed)."""
+    todo = book_requirements()
     seen = set()
     while todo:
         name = _canonical(todo.pop())

@@ -196,17 +196,13 @@ def test_the_export_caches_key_on_the_books_own_packages():
     once named onnxruntime, a test dependency: the fresh-clone build that
     had to export failed)."""
     import export_explorer as ee
+    import user_cache
 
     from mhacourse.real_lm import web
 
-    book = set()
-    for name in ("requirements.txt", "requirements-model.txt"):
-        for line in (ROOT / name).read_text().splitlines():
-            found = re.match(r"\s*([A-Za-z0-9][A-Za-z0-9._-]*)", line.split("#")[0])
-            if found:
-                book.add(found.group(1).lower().replace("_", "-"))
+    book = set(user_cache.book_requirements())
     for libraries in (ee.LIBRARIES, web.LIBRARIES):
-        missing = {d for d in libraries if d.lower().replace("_", "-") not in book}
+        missing = {d for d in libraries if user_cache._canonical(d) not in book}
         assert not missing, f"an export's cache key reads {missing}, not a book package"
 
 
