@@ -1,0 +1,302 @@
+"""One trace of a function, handed to ``torch.onnx.export`` as it is.
+
+``torch.onnx.export(dynamo=True)`` given a module first captures it with
+``torch.export``: a symbolic trace of the whole graph. The trainer's graphs
+(:mod:`mhacourse.web_train`) are traced already, with ``make_fx`` (to take
+``torch.func``'s gradients and to decompose into the operations ONNX has), so
+that capture was a second trace of the same graph, about a third of each
+graph's export. This module makes the ``ExportedProgram`` from the first
+trace instead:
+
+- :func:`fake_inputs`: the example inputs as fake tensors in which the
+  declared axes alone are symbolic (``torch.export.Dim``), the others fixed,
+  as ``torch.export`` fixes an axis it is not told is dynamic;
+- :func:`trace`: ``make_fx`` of the function on them, then the two rewrites
+  the ONNX translation needs (:func:`_numel_to_sizes`, and the caller's
+  own, such as ``web_train.scalars_to_tensors``), and each size computed
+  once (:func:`_share_sizes`);
+- :func:`exported_program`: the graph as an ``ExportedProgram`` whose inputs
+  are the function's arguments (its tensor constants lifted to constant
+  inputs, :func:`_lift_constants`) and whose outputs are its results;
+- :func:`dim_names`: which of the trace's size symbols (``s0``, ``s37``)
+  each declared axis became, so that the ONNX file names them
+  (:func:`rename_dims`) as the export did (``d_model``, ``h``, ``L``, ``N``).
+
+It checks what ``torch.export`` would have refused: an axis declared
+dynamic that the trace fixed to its example's size, and two axes of
+different names that the trace found to be equal.
+"""
+from __future__ import annotations
+
+import operator
+import re
+
+import sympy
+import torch
+import torch.utils._pytree as pytree
+from torch._subclasses.fake_tensor import FakeTensorMode
+from torch.export.exported_program import ExportedProgram, ModuleCallEntry, ModuleCallSignature
+from torch.export.graph_signature import (
+    ExportGraphSignature,
+    InputKind,
+    InputSpec,
+    OutputKind,
+    OutputSpec,
+    TensorArgument,
+)
+from torch.fx.experimental.proxy_tensor import make_fx
+from torch.fx.experimental.symbolic_shapes import (
+    DimDynamic,
+    ShapeEnv,
+    StatelessSymbolicContext,
+)
+
+from ._validate import InputError, InputTypeError, describe
+
+
+def check_graph_module(gm) -> None:
+    if not isinstance(gm, torch.fx.GraphModule):
+        raise InputTypeError(f"gm must be a torch.fx.GraphModule (trace's); "
+                             f"got {describe(gm)}.")
+
+
+def check_trace(fn, args, dynamic) -> None:
+    """``fn`` a function of ``args``; ``args`` and ``dynamic`` as
+    :func:`check_dynamic` says."""
+    if not callable(fn):
+        raise InputTypeError(f"fn must be a function of the example inputs; "
+                             f"got {describe(fn)}.")
+    check_dynamic(args, dynamic)
+
+
+def check_dim_names(gm, dynamic) -> None:
+    """``gm`` a trace; ``dynamic`` one entry for each of its last inputs."""
+    check_graph_module(gm)
+    n = sum(node.op == "placeholder" for node in gm.graph.nodes)
+    if not isinstance(dynamic, (list, tuple)) or len(dynamic) > n:
+        raise InputError(f"dynamic must hold one entry (None, or {{axis: Dim}}) for each "
+                         f"of gm's last inputs (it has {n}); got {describe(dynamic)}.")
+
+
+def check_rename(model, names) -> None:
+    """``model`` an ``onnx.ModelProto``; ``names`` ``{symbol: name}`` of strings."""
+    if not hasattr(model, "graph") or not hasattr(model.graph, "value_info"):
+        raise InputTypeError(f"model must be an onnx.ModelProto; got {describe(model)}.")
+    if not isinstance(names, dict) or not all(
+            isinstance(k, str) and k and isinstance(v, str) and v for k, v in names.items()):
+        raise InputError(f"names must map symbols to names, such as {{'s0': 'L'}}; "
+                         f"got {describe(names)}.")
+
+
+def check_dynamic(args, dynamic) -> None:
+    """``args`` a tuple of tensors; ``dynamic`` one entry an argument:
+    ``None`` (every axis fixed) or ``{axis: torch.export.Dim}``."""
+    if not isinstance(args, tuple) or not all(isinstance(a, torch.Tensor) for a in args):
+        raise InputTypeError(f"args must be a tuple of tensors (the example inputs); "
+                             f"got {describe(args)}.")
+    if not isinstance(dynamic, (list, tuple)) or len(dynamic) != len(args):
+        raise InputError(f"dynamic must hold one entry for each of the {len(args)} "
+                         f"arguments (None, or {{axis: torch.export.Dim}}); "
+                         f"got {describe(dynamic)}.")
+    for i, (a, d) in enumerate(zip(args, dynamic)):
+        if d is not None and (not isinstance(d, dict) or not all(
+                isinstance(k, int) and 0 <= k < a.dim() for k in d)):
+            raise InputError(f"dynamic[{i}] must be None or {{axis: Dim}} with axes of "
+                             f"a {a.dim()}-axis tensor; got {describe(d)}.")
+
+
+def fake_inputs(args: tuple, dynamic) -> tuple[FakeTensorMode, list]:
+    """``args`` as fake tensors of one new shape environment, with the axes
+    ``dynamic`` names symbolic (a symbol each) and every other axis fixed.
+    Where the trace finds two of them equal (``x @ w`` needs x's columns to
+    be w's rows), one symbol stands for both: :func:`dim_names` refuses that
+    between axes of different names."""
+    check_dynamic(args, dynamic)
+    mode = FakeTensorMode(shape_env=ShapeEnv())
+    fakes = []
+    for a, d in zip(args, dynamic):
+        sizes = [DimDynamic.DYNAMIC if d and i in d else DimDynamic.STATIC
+                 for i in range(a.dim())]
+        context = StatelessSymbolicContext(dynamic_sizes=sizes,
+                                           constraint_sizes=[None] * a.dim())
+        fakes.append(mode.from_tensor(a, symbolic_context=context))
+    return mode, fakes
+
+
+def _numel_to_sizes(gm: torch.fx.GraphModule) -> int:
+    """Rewrite each ``aten.sym_numel(t)`` (which the ONNX translation lacks)
+    to the product of ``t``'s sizes: ``sym_size.int`` of each symbolic axis
+    times the fixed ones. Returns how many it rewrote."""
+    graph, count = gm.graph, 0
+    for node in list(graph.nodes):
+        if node.target is not torch.ops.aten.sym_numel.default:
+            continue
+        t, product, value = node.args[0], None, 1
+        with graph.inserting_before(node):
+            for axis, size in enumerate(t.meta["val"].shape):
+                factor = size
+                if not isinstance(size, int):
+                    factor = graph.call_function(torch.ops.aten.sym_size.int, (t, axis))
+                    factor.meta["val"] = size
+                value = value * size
+                if product is None:
+                    product = factor
+                else:
+                    product = graph.call_function(operator.mul, (product, factor))
+                    product.meta["val"] = value
+        node.replace_all_uses_with(1 if product is None else product)
+        graph.erase_node(node)
+        count += 1
+    graph.lint()
+    gm.recompile()
+    return count
+
+
+def _share_sizes(gm: torch.fx.GraphModule) -> int:
+    """Compute each symbolic size once: a node whose value is a size
+    expression already computed by an earlier node (``sym_size`` of the same
+    axis, the same product) is replaced by that node, and so is a
+    ``scalar_tensor`` of the same size and dtype. (``make_fx`` records a
+    size each time the code asks for it; ``torch.export``'s re-trace, which
+    this module skips, kept one of each.) Returns how many it removed."""
+    graph, first, count = gm.graph, {}, 0
+    for node in list(graph.nodes):
+        value = node.meta.get("val")
+        if node.op != "call_function":
+            continue
+        if isinstance(value, (torch.SymInt, torch.SymFloat, torch.SymBool)):
+            key = (type(value), str(value.node.expr))
+        elif node.target is torch.ops.aten.scalar_tensor.default:
+            key = ("scalar_tensor", node.args, tuple(sorted(node.kwargs.items())))
+        else:
+            continue
+        if key in first:
+            node.replace_all_uses_with(first[key])
+            graph.erase_node(node)
+            count += 1
+        else:
+            first[key] = node
+    graph.lint()
+    gm.recompile()
+    return count
+
+
+def trace(fn, args: tuple, dynamic, decompositions: dict | None = None,
+          rewrite=None) -> torch.fx.GraphModule:
+    """``make_fx`` of ``fn`` on :func:`fake_inputs` (``decompositions``:
+    operation -> its decomposition, applied while tracing), then
+    :func:`_numel_to_sizes` and ``rewrite(gm)`` if given. Each node it adds
+    gets its fake value (``meta["val"]``), as the export needs."""
+    check_trace(fn, args, dynamic)
+    mode, fakes = fake_inputs(args, dynamic)
+    with mode:
+        gm = make_fx(fn, decomposition_table=decompositions or {})(*fakes)
+    _numel_to_sizes(gm)
+    if rewrite is not None:
+        rewrite(gm)
+    for node in gm.graph.nodes:  # scalar_tensor nodes a rewrite added
+        if "val" not in node.meta and node.target is torch.ops.aten.scalar_tensor.default:
+            with mode:
+                node.meta["val"] = torch.empty((), dtype=node.kwargs["dtype"])
+    _share_sizes(gm)
+    return gm
+
+
+def _lift_constants(gm: torch.fx.GraphModule) -> tuple[list[InputSpec], dict]:
+    """Turn each tensor the graph holds (``get_attr``) into a constant input
+    placed before the arguments, as ``torch.export`` lifts them; returns
+    their input specs and ``{name: tensor}``."""
+    graph = gm.graph
+    placeholders = [n for n in graph.nodes if n.op == "placeholder"]
+    mode = torch._guards.detect_fake_mode([n.meta.get("val") for n in placeholders])
+    specs, constants = [], {}
+    for node in list(graph.nodes):
+        if node.op != "get_attr":
+            continue
+        value = getattr(gm, node.target)
+        assert isinstance(value, torch.Tensor), f"{node.target} is not a tensor"
+        with graph.inserting_before(placeholders[0]):
+            lifted = graph.placeholder(f"c_{node.target}")
+        lifted.meta["val"] = mode.from_tensor(value)
+        node.replace_all_uses_with(lifted)
+        graph.erase_node(node)
+        delattr(gm, node.target)
+        specs.append(InputSpec(InputKind.CONSTANT_TENSOR, TensorArgument(name=lifted.name),
+                               target=node.target))
+        constants[node.target] = value
+    graph.lint()
+    gm.recompile()
+    return specs, constants
+
+
+def exported_program(gm: torch.fx.GraphModule) -> ExportedProgram:
+    """``gm`` (:func:`trace`'s) as an ``ExportedProgram``: its constants
+    lifted (:func:`_lift_constants`), its placeholders the user's inputs and
+    each value it returns a user output, in order."""
+    check_graph_module(gm)
+    constant_specs, constants = _lift_constants(gm)
+    placeholders = [n for n in gm.graph.nodes if n.op == "placeholder"]
+    output = next(n for n in gm.graph.nodes if n.op == "output")
+    results = output.args[0]
+    results = tuple(results) if isinstance(results, (list, tuple)) else (results,)
+    output.args = (results,)  # one result: a tuple of one, as the spec below says
+    gm.recompile()
+    inputs = constant_specs + [
+        InputSpec(InputKind.USER_INPUT, TensorArgument(name=n.name), target=None)
+        for n in placeholders[len(constant_specs):]]
+    outputs = [OutputSpec(OutputKind.USER_OUTPUT, TensorArgument(name=n.name), target=None)
+               for n in results]
+    n_args = len(placeholders) - len(constant_specs)
+    in_spec = pytree.tree_flatten((tuple(range(n_args)), {}))[1]
+    out_spec = pytree.tree_flatten(tuple(range(len(results))))[1]
+    calls = [ModuleCallEntry("", ModuleCallSignature(inputs=[], outputs=[], in_spec=in_spec,
+                                                     out_spec=out_spec))]
+    env = placeholders[0].meta["val"].fake_mode.shape_env
+    return ExportedProgram(gm, gm.graph, ExportGraphSignature(inputs, outputs), {},
+                           dict(env.var_to_range), calls, constants=constants)
+
+
+def dim_names(gm: torch.fx.GraphModule, dynamic) -> dict[str, str]:
+    """``{symbol: name}``: the trace's symbol of each axis ``dynamic``
+    declares with a named ``Dim`` (an unnamed one, ``Dim.AUTO``, is left to
+    the caller). Refuses a declared axis the trace fixed, and two names on
+    one symbol."""
+    check_dim_names(gm, dynamic)
+    placeholders = [n for n in gm.graph.nodes if n.op == "placeholder"]
+    placeholders = placeholders[len(placeholders) - len(dynamic):]
+    names: dict[str, str] = {}
+    for i, (node, declared) in enumerate(zip(placeholders, dynamic)):
+        for axis, dim in (declared or {}).items():
+            name = getattr(dim, "__name__", None)
+            size = node.meta["val"].shape[axis]
+            if name is None:
+                continue
+            if isinstance(size, int) or not isinstance(size.node.expr, sympy.Symbol):
+                raise InputError(f"input {i}'s axis {axis} ({name}) was fixed to "
+                                 f"{size} by the trace: the graph would hold for that "
+                                 f"size alone.")
+            symbol = str(size.node.expr)
+            if names.setdefault(symbol, name) != name:
+                raise InputError(f"{name} and {names[symbol]} share the symbol {symbol}: "
+                                 "the trace found them equal, so the graph would hold "
+                                 "only where they are; declare them as one Dim.")
+    return names
+
+
+def rename_dims(model, names: dict[str, str]) -> int:
+    """Rename the symbols in ``model``'s (an ``onnx.ModelProto``) symbolic
+    axes, in its inputs, outputs and value infos, ``names`` maps (a whole
+    word at a time, so ``s1`` leaves ``s12`` alone and ``s1*s37`` becomes
+    ``d_model*h``). Returns how many axes changed."""
+    check_rename(model, names)
+    if not names:
+        return 0
+    word = re.compile(r"\b(" + "|".join(map(re.escape, names)) + r")\b")
+    graph, count = model.graph, 0
+    for value in (*graph.input, *graph.output, *graph.value_info):
+        for d in value.type.tensor_type.shape.dim:
+            if d.dim_param:
+                new = word.sub(lambda m: names[m.group(1)], d.dim_param)
+                count += new != d.dim_param
+                d.dim_param = new
+    return count

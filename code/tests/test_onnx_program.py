@@ -1,0 +1,116 @@
+"""mhacourse.onnx_program: one trace handed to torch.onnx.export as an
+ExportedProgram. Small functions, exported and run by onnxruntime at sizes
+other than the example's; the refusals torch.export would have made."""
+from __future__ import annotations
+
+import numpy as np
+import onnx
+import pytest
+import torch
+
+from mhacourse import onnx_program as op
+from mhacourse._validate import InputError, InputTypeError
+
+ort = pytest.importorskip("onnxruntime")
+
+N = torch.export.Dim("N", min=1, max=64)
+D = torch.export.Dim("D", min=1, max=64)
+
+
+def export(fn, args, dynamic, path, names):
+    gm = op.trace(fn, args, dynamic)
+    dims = op.dim_names(gm, dynamic)
+    torch.onnx.export(op.exported_program(gm), (), str(path), dynamo=True,
+                      input_names=names, optimize=False, verbose=False)
+    model = onnx.load(str(path))
+    op.rename_dims(model, dims)
+    onnx.save(model, str(path))
+    return model
+
+
+def shape(value):
+    return [d.dim_param or d.dim_value for d in value.type.tensor_type.shape.dim]
+
+
+def scaled_rows(x, w):
+    """x @ w over the element count, plus a constant row (a lifted tensor)."""
+    return x @ w / x.numel() + torch.tensor([1.0, 2.0, 3.0])
+
+
+def test_a_graph_holds_for_sizes_other_than_its_example(tmp_path):
+    args = (torch.randn(5, 4), torch.randn(4, 3))
+    model = export(scaled_rows, args, [{0: N, 1: D}, {0: D}], tmp_path / "f.onnx",
+                   ["x", "w"])
+    # the declared axes carry their names; the undeclared one (w's 3) is fixed
+    assert [shape(i) for i in model.graph.input] == [["N", "D"], ["D", 3]]
+    session = ort.InferenceSession(str(tmp_path / "f.onnx"))
+    for n, d in [(5, 4), (1, 7), (9, 2)]:
+        x, w = torch.randn(n, d), torch.randn(d, 3)
+        got, = session.run(None, {"x": x.numpy(), "w": w.numpy()})
+        np.testing.assert_allclose(got, scaled_rows(x, w).numpy(), rtol=1e-5, atol=1e-6)
+
+
+def test_sizes_are_computed_once(tmp_path):
+    """make_fx records x.shape[0] each time it is asked; share_sizes keeps one."""
+    def many(x):
+        return x / x.shape[0] + x / x.shape[0] + x * x.shape[0]
+
+    gm = op.trace(many, (torch.randn(6, 2),), [{0: N}])
+    sizes = [n for n in gm.graph.nodes if n.target is torch.ops.aten.sym_size.int]
+    assert len(sizes) == 1, gm.graph
+
+
+def test_numel_becomes_the_product_of_the_sizes():
+    def per_element(x):
+        return x.sum() / x.numel()
+
+    gm = op.trace(per_element, (torch.randn(6, 5),), [{0: N}])
+    targets = {n.target for n in gm.graph.nodes}
+    assert torch.ops.aten.sym_numel.default not in targets
+    assert torch.ops.aten.sym_size.int in targets  # N, times the fixed 5
+
+
+def test_an_axis_the_trace_fixed_is_refused():
+    def branches(x):
+        return x * 2 if x.shape[0] == 3 else x
+
+    gm = op.trace(branches, (torch.ones(3),), [{0: N}])
+    with pytest.raises(InputError, match=r"input 0's axis 0 \(N\) was fixed to 3"):
+        op.dim_names(gm, [{0: N}])
+
+
+def test_two_names_the_trace_made_equal_are_refused():
+    """x + y needs N = D: a graph with two names would hold only where they are."""
+    def add(x, y):
+        return x + y
+
+    gm = op.trace(add, (torch.randn(4), torch.randn(4)), [{0: N}, {0: D}])
+    with pytest.raises(InputError, match="N and D share the symbol|D and N share the symbol"):
+        op.dim_names(gm, [{0: N}, {0: D}])
+
+
+def test_rename_dims_renames_whole_words():
+    model = onnx.helper.make_model(onnx.helper.make_graph(
+        [], "g", [onnx.helper.make_tensor_value_info("a", onnx.TensorProto.FLOAT,
+                                                     ["s1", "s12", "s1*s37"])],
+        [onnx.helper.make_tensor_value_info("b", onnx.TensorProto.FLOAT, ["s37", 4])]))
+    assert op.rename_dims(model, {"s1": "d_model", "s37": "h"}) == 3
+    assert shape(model.graph.input[0]) == ["d_model", "s12", "d_model*h"]
+    assert shape(model.graph.output[0]) == ["h", 4]
+
+
+@pytest.mark.parametrize("call, words", [
+    (lambda: op.trace(scaled_rows, [torch.ones(2)], [None]), "args must be a tuple"),
+    (lambda: op.trace(scaled_rows, (torch.ones(2),), []), "one entry for each"),
+    (lambda: op.trace(scaled_rows, (torch.ones(2),), [{1: N}]), "dynamic\\[0\\]"),
+    (lambda: op.trace(5, (torch.ones(2),), [None]), "fn must be a function"),
+    (lambda: op.exported_program("graph"), "gm must be a torch.fx.GraphModule"),
+    (lambda: op.dim_names(None, [None]), "gm must be a torch.fx.GraphModule"),
+    (lambda: op.dim_names(op.trace(scaled_rows, (torch.ones(2, 3), torch.ones(3, 3)),
+                                   [None, None]), [None] * 3), "one entry"),
+    (lambda: op.rename_dims("model", {}), "model must be an onnx.ModelProto"),
+    (lambda: op.rename_dims(onnx.ModelProto(), {"s0": 5}), "names must map symbols"),
+])
+def test_bad_input_gets_one_line(call, words):
+    with pytest.raises((InputError, InputTypeError), match=words):
+        call()
