@@ -9,7 +9,9 @@ runs it beside the chapters' execution and copies ``_generated/explorer-data``
 into the site's ``_static/``; nothing here is committed.
 
 The graphs are exported by a pool of ``--workers`` processes (default 2, one
-per core of the course's 2-core build machine). The last line reports wall
+per core of the course's 2-core build machine); SmolLM2's page files
+(:func:`smollm2`), the longest job, go first in the same pool, into a folder
+of their own that joins ``OUT`` after the explorer's cache has kept it. The last line reports wall
 and CPU seconds (user + system, this process and its workers) and the load
 average, so that a time taken on a busy machine can be told apart.
 
@@ -30,6 +32,7 @@ import json
 import os
 import platform
 import resource
+import shutil
 import sys
 import time
 from pathlib import Path
@@ -113,7 +116,12 @@ def main(argv: list[str]) -> int:
               f"{time.perf_counter() - t:.1f} s")
         smollm2(out)
         return 0
-    manifest = web_export.build(out, workers=args.workers)
+    # SmolLM2's files, made in the pool beside the graphs (its longest job)
+    # into a folder of their own: they have their own cache, not this one's
+    staged = out.parent / f".{out.name}-smollm2"
+    shutil.rmtree(staged, ignore_errors=True)
+    manifest = web_export.build(out, workers=args.workers,
+                                first=((web.build, (staged,)),))
     # the phase change's rule, from the question bank (its one source): the
     # trainer marks the phase change with the margin the grades use
     manifest["train"]["phase_margin"] = predictions.questions()["constants"]["phase_margin"]
@@ -140,7 +148,8 @@ def main(argv: list[str]) -> int:
           f"({args.workers} workers; load average {load:.1f} -> {os.getloadavg()[0]:.1f})")
     if key:
         to_cache(key, out)
-    smollm2(out)
+    shutil.rmtree(out / "smollm2", ignore_errors=True)
+    staged.rename(out / "smollm2")
     return 0
 
 

@@ -485,21 +485,26 @@ def run_jobs(jobs: list[tuple], workers: int = 2) -> list:
         return list(pool.map(_run_job, jobs))
 
 
-def build(out: Path, minilm: bool = True, log=print, workers: int = 2) -> dict:
+def build(out: Path, minilm: bool = True, log=print, workers: int = 2,
+          first: tuple = ()) -> dict:
     """Write everything the browser explorer loads into ``out``; return the
     manifest. ``workers`` processes run :func:`export_jobs` (1: all in this
-    process). An ``out`` that is, or lies under, a regular file is refused
-    before anything is exported; a manifest with a graph missing
-    (:func:`check_train_graphs`) before the weights and the manifest are
-    written."""
+    process), after the jobs ``first`` (``(function, args)`` pairs whose
+    results are not the explorer's: ``scripts/export_explorer.py`` puts
+    SmolLM2's export, the longest job, there, so that it runs beside the
+    graphs rather than after them). An ``out`` that is, or lies under, a
+    regular file is refused before anything is exported; a manifest with a
+    graph missing (:func:`check_train_graphs`) before the weights and the
+    manifest are written."""
     check_build(out, minilm, log, workers)
+    check_jobs(first, workers)
     out = check_writable("out", out, folder=True)
     try:
         (out / "models").mkdir(parents=True, exist_ok=True)
         (out / "tokenizers").mkdir(parents=True, exist_ok=True)
     except OSError as e:
         raise write_error("out", out, e) from None
-    results = run_jobs(export_jobs(out, minilm), workers)
+    results = run_jobs([*first, *export_jobs(out, minilm)], workers)[len(first):]
     graphs = {value["kind"]: value for key, value in results if key == "train"}
     check_train_graphs(graphs)
     done = {key: value for key, value in results if key != "train"}
