@@ -22,7 +22,9 @@ IPYNBS := $(NOTEBOOKS:.md=.ipynb)
 # - the chapters are executed 2 at a time into the execution cache
 #   (scripts/execute_chapters.py), each kernel on one thread (OMP_NUM_THREADS=1:
 #   four processes on two cores, and a kernel spinning two threads would
-#   slow every one of them), and jupyter-book then renders them from it;
+#   slow every one of them), each kernel forked from one process that has
+#   imported torch and the rest once (scripts/kernel_zygote.py: 214 -> 154
+#   CPU seconds for the 20 chapters), and jupyter-book then renders them from it;
 # - the slide decks and the handouts are made from the pages as soon as they
 #   are built, while the export may still run (they do not read it).
 # Sphinx does not copy the export (it may still be running when Sphinx copies

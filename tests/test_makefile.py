@@ -32,6 +32,7 @@ def tree(tmp_path: Path) -> Path:
                     ignore=shutil.ignore_patterns("__pycache__"))
     shutil.copy(ROOT / "code" / "pyproject.toml", tmp_path / "code")
     for name in ("_config.yml", "scripts/colab_cell.py", "scripts/execute_chapters.py",
+                 "scripts/kernel_zygote.py",
                  "scripts/user_cache.py", "benchmarks/results/mha_cpu.json",
                  "requirements.txt", "requirements-model.txt",
                  "chapters/01_one_head.md",
