@@ -148,6 +148,15 @@ def check_jobs(jobs, workers) -> None:
                        "each worker is a process holding torch and a model")
 
 
+def check_first(first, workers) -> None:
+    """``first``: a tuple of ``(function, args tuple)`` pairs (``()``: none),
+    as :func:`check_jobs` says."""
+    if not isinstance(first, tuple):
+        raise InputTypeError(f"first must be a tuple of (function, args tuple) pairs "
+                             f"(() for none); got {describe(first)}.")
+    check_jobs(first, workers)
+
+
 # The models the browser explorer offers: mhacourse.catalogue's, in its two
 # modes ("same budget": d_model fixed, h over its divisors; "wider heads": h
 # fixed, d_k varies).
@@ -497,7 +506,7 @@ def build(out: Path, minilm: bool = True, log=print, workers: int = 2,
     graph missing (:func:`check_train_graphs`) before the weights and the
     manifest are written."""
     check_build(out, minilm, log, workers)
-    check_jobs(first, workers)
+    check_first(first, workers)
     out = check_writable("out", out, folder=True)
     try:
         (out / "models").mkdir(parents=True, exist_ok=True)
