@@ -117,3 +117,32 @@ def test_equal_constants_are_kept_once_and_the_graph_computes_the_same():
     web._share_constants(m)
     assert [n.op_type for n in m.graph.node].count("Constant") == 2
     assert np.array_equal(run(m), before)
+
+
+def test_one_traced_block_repeated_computes_the_whole_model():
+    """_export_float traces one block and stitches it once a layer: on a
+    small random LM of SmolLM2's architecture, with a head switched off,
+    onnxruntime's losses and attention weights are the package's."""
+    ort = pytest.importorskip("onnxruntime")
+    import torch
+
+    from mhacourse.real_lm.model import _forward_core, random_lm
+
+    lm = random_lm(seed=1)
+    cfg, L = lm.cfg, web.MAX_WEB_LEN
+    model = web._export_float(lm)
+    weights = {i.name for i in model.graph.initializer if i.name[:1] == "l" and i.dims[1:]}
+    readers = [n.input[1] for n in model.graph.node if n.op_type == "MatMul"]
+    assert sorted(r for r in readers if r in weights) == sorted(weights)  # each matrix once
+    assert len(weights) == 7 * cfg.n_layers
+    ids = torch.randint(0, cfg.vocab, (1, L), generator=torch.Generator().manual_seed(0))
+    mask = torch.ones(cfg.n_layers, cfg.h)
+    mask[1, 2] = 0.0
+    s = ort.InferenceSession(model.SerializeToString(), providers=["CPUExecutionProvider"])
+    loss, *attn = s.run(None, {"input_ids": ids.numpy(), "head_mask": mask.numpy()})
+    logits, want_attn, _ = _forward_core(ids, lm.w, cfg, head_mask=mask)
+    want = web._next_token_loss_core(logits, ids)
+    assert len(attn) == cfg.n_layers
+    assert np.abs(loss - want.numpy()).max() < 1e-5
+    for a, w in zip(attn, want_attn):
+        assert a.shape == (1, cfg.h, L, L) and np.abs(a - w.numpy()).max() < 1e-6

@@ -62,28 +62,50 @@ def _forward_core(ids: torch.Tensor, w: LMWeights, cfg: LMConfig, *,
     Shapes: ``ids`` (B, L) -> ``(logits (B, L, vocab), attention: one
     (B, h, L, L) per layer, heads (n_layers, B, h, L, d_k))``, ``heads``
     each head's output before ``W_O``, unscaled."""
-    B, L = ids.shape
-    mask = _causal_core(L, L, device=ids.device)  # (L, L), True = blocked
-    positions = torch.arange(L, device=ids.device)  # (L,)
-
-    def rotate(t):  # (B, heads, L, d_k): chapter 14's rotary positions
-        return _rotary_core(t, positions, cfg.rope_base)
-
+    mask, rotate = _mask_and_rotate(ids.shape[1], cfg, ids.device)
     x = w.E[ids]  # (B, L, d_model)
     attention, heads = [], []
     for l, lw in enumerate(w.layers):
         m = None if head_mask is None else head_mask[l]  # (h,) or (B, h)
         v = None if head_values is None else head_values[l]  # (B, h, L, d_k)
-        t = _rms_norm_core(x, lw.g_1, cfg.eps)  # (B, L, d_model): what attention reads
-        out, A, concat = _mha_core(t, t, t, lw.attn, cfg.h, mask, h_kv=cfg.h_kv,
-                                  rotate=rotate, head_mask=m, head_values=v)
-        x = x + out  # (B, L, d_model)
-        x = x + _swiglu_core(_rms_norm_core(x, lw.g_2, cfg.eps), lw.W_gate, lw.W_up,
-                            lw.W_down)  # (B, L, d_model)
+        x, A, concat = _block_core(x, lw, cfg, mask, rotate, m, v)
         attention.append(A)  # (B, h, L, L)
         heads.append(_split_heads_core(concat, cfg.h))  # (B, h, L, d_k)
-    logits = _rms_norm_core(x, w.g_f, cfg.eps) @ w.E.T  # (B, L, vocab)
+    logits = _logits_core(x, w, cfg)  # (B, L, vocab)
     return logits, attention, torch.stack(heads)  # ..., (n_layers, B, h, L, d_k)
+
+
+def _mask_and_rotate(L: int, cfg: LMConfig, device=None):
+    """What every block of a sentence of ``L`` tokens shares: the causal
+    mask (L, L), True = blocked (chapter 13), and the function that puts
+    chapter 14's rotary positions 0..L-1 on (B, heads, L, d_k) queries or keys."""
+    mask = _causal_core(L, L, device=device)  # (L, L)
+    positions = torch.arange(L, device=device)  # (L,)
+
+    def rotate(t):  # (B, heads, L, d_k)
+        return _rotary_core(t, positions, cfg.rope_base)
+
+    return mask, rotate
+
+
+def _block_core(x: torch.Tensor, lw: LMLayer, cfg: LMConfig, mask, rotate, m=None, v=None):
+    """One block, no checks: ``x + GQA(N_g1(x))``, then ``+ SwiGLU(N_g2(.))``;
+    ``mask`` (L, L) True = blocked, ``rotate`` the rotary positions, ``m``
+    (h,) or (B, h) and ``v`` as :func:`_forward_core`'s ``head_mask[l]`` and
+    ``head_values[l]``. Shapes: (B, L, d_model) -> ``(x (B, L, d_model),
+    A (B, h, L, L), concat (B, L, h d_k))``."""
+    t = _rms_norm_core(x, lw.g_1, cfg.eps)  # (B, L, d_model): what attention reads
+    out, A, concat = _mha_core(t, t, t, lw.attn, cfg.h, mask, h_kv=cfg.h_kv,
+                              rotate=rotate, head_mask=m, head_values=v)
+    x = x + out  # (B, L, d_model)
+    x = x + _swiglu_core(_rms_norm_core(x, lw.g_2, cfg.eps), lw.W_gate, lw.W_up,
+                        lw.W_down)  # (B, L, d_model)
+    return x, A, concat
+
+
+def _logits_core(x: torch.Tensor, w: LMWeights, cfg: LMConfig) -> torch.Tensor:
+    """``N_gf(x) E^T``, no checks. Shapes: (B, L, d_model) -> (B, L, vocab)."""
+    return _rms_norm_core(x, w.g_f, cfg.eps) @ w.E.T  # (B, L, vocab)
 
 
 @dataclass

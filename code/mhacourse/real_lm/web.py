@@ -1,11 +1,14 @@
 """SmolLM2-135M for the static site's explorer: the package's own forward
-pass (:func:`~.model._forward_core`) exported to ONNX, its weights kept in
-the GGUF file's 4-bit blocks.
+pass (:func:`~.model._forward_core`'s block and logits) exported to ONNX,
+its weights kept in the GGUF file's 4-bit blocks.
 
-``torch.onnx.export`` traces :class:`SmolLM2Graph` (``_forward_core`` and the
-next-token loss, weights as float32 constants); :func:`_to_4bit` then puts
-back, in place of each float matrix, the file's own blocks, which onnxruntime
-multiplies with its ``MatMulNBits`` operator (``com.microsoft``):
+``torch.onnx.export`` traces one block (:class:`BlockGraph`,
+:func:`~.model._block_core`) and what follows the last
+(:class:`TailGraph`: the logits and the next-token loss), weights as float32
+constants; :func:`_stitch` repeats the block for the 30 layers, each with
+its own weights; :func:`_to_4bit` then puts back, in place of each float
+matrix, the file's own blocks, which onnxruntime multiplies with its
+``MatMulNBits`` operator (``com.microsoft``):
 
 - the 210 Q4_1 matrices: 32 weights share ``d`` and ``m``, each weight is
   ``d * q + m`` (``q`` in 0..15). ``MatMulNBits`` computes ``scale * (q -
@@ -48,7 +51,7 @@ from torch import nn
 
 from .._validate import InputError, InputTypeError, check_path, describe
 from ..multihead import MHAWeights
-from .model import CausalLM, _forward_core
+from .model import CausalLM, _block_core, _logits_core, _mask_and_rotate
 from .weights import LMLayer, LMWeights
 
 __all__ = ["MAX_WEB_LEN", "build"]
@@ -67,37 +70,53 @@ UNEMBED_CHUNKS = 8  # slices of the vocabulary the logits are computed in (:func
 DATA_NAME = "smollm2.onnx.data"
 
 
-class SmolLM2Graph(nn.Module):
-    """What is exported: ``(input_ids (1, L), head_mask (n_layers, h))`` ->
-    ``(loss (L - 1,), A_1, ..., A_n)``, :func:`_forward_core` and the
-    next-token cross-entropy at every position but the last. The weights
-    are buffers named ``E``, ``g_f``, ``l<i>_<name>`` (:func:`_gguf_name`
-    maps them to the file's tensors)."""
+class BlockGraph(nn.Module):
+    """What is exported of one block (:func:`~.model._block_core`), once
+    for all 30: ``(x (1, L, d_model), m (h,))`` -> ``(y (1, L, d_model),
+    A (1, h, L, L))``, ``m`` the block's row of the head mask. Its weights
+    are buffers named as layer 0's in the stitched graph (``l0_W_Q``, ...,
+    ``l0_g_2``), which :func:`_stitch` fills with each layer's. The trace
+    needs their shapes only: each is a constant of its own value, since the
+    exporter merges equal constants into one (two gains of 1 would become
+    one weight of every layer)."""
+
+    def __init__(self, cfg):
+        super().__init__()
+        self.cfg = cfg
+        d, kv = cfg.d_model, cfg.h_kv * cfg.d_k
+        shapes = {"W_Q": (d, cfg.h * cfg.d_k), "W_K": (d, kv), "W_V": (d, kv),
+                  "W_O": (cfg.h * cfg.d_k, d), "W_gate": (d, cfg.d_ff),
+                  "W_up": (d, cfg.d_ff), "W_down": (cfg.d_ff, d), "g_1": (d,), "g_2": (d,)}
+        assert set(shapes) == {*GGUF_NAMES, *GAINS}, "a weight of the block has no shape"
+        for k, name in enumerate(shapes):
+            self.register_buffer(f"l0_{name}", torch.full(shapes[name], 1.0 + k / 16))
+
+    def forward(self, x, m):
+        def get(n):
+            return getattr(self, f"l0_{n}")
+        lw = LMLayer(MHAWeights(*(get(n) for n in ("W_Q", "W_K", "W_V", "W_O"))),
+                     get("g_1"), get("g_2"), get("W_gate"), get("W_up"), get("W_down"))
+        mask, rotate = _mask_and_rotate(x.shape[1], self.cfg)
+        y, A, _ = _block_core(x, lw, self.cfg, mask, rotate, m)  # (1, L, d), (1, h, L, L)
+        return y, A
+
+
+class TailGraph(nn.Module):
+    """What is exported after the last block: ``(x (1, L, d_model),
+    input_ids (1, L))`` -> ``loss (L - 1,)``, :func:`~.model._logits_core`
+    and the next-token cross-entropy at every position but the last. Its
+    buffers are ``E`` and ``g_f``; the exporter folds ``E^T`` into a
+    (d_model, vocab) constant, which :func:`_to_4bit` recognises."""
 
     def __init__(self, lm: CausalLM):
         super().__init__()
         self.cfg = lm.cfg
         self.register_buffer("E", lm.w.E)
         self.register_buffer("g_f", lm.w.g_f)
-        for i, lw in enumerate(lm.w.layers):
-            for name in GGUF_NAMES:
-                src = lw.attn if name.startswith("W_") and len(name) == 3 else lw
-                self.register_buffer(f"l{i}_{name}", getattr(src, name))
-            for name in GAINS:
-                self.register_buffer(f"l{i}_{name}", getattr(lw, name))
 
-    def weights(self) -> LMWeights:
-        def get(i, name):
-            return getattr(self, f"l{i}_{name}")
-        layers = [LMLayer(MHAWeights(*(get(i, n) for n in ("W_Q", "W_K", "W_V", "W_O"))),
-                          get(i, "g_1"), get(i, "g_2"), get(i, "W_gate"), get(i, "W_up"),
-                          get(i, "W_down")) for i in range(self.cfg.n_layers)]
-        return LMWeights(self.E, layers, self.g_f)
-
-    def forward(self, input_ids, head_mask):
-        logits, attention, _ = _forward_core(input_ids, self.weights(), self.cfg,
-                                            head_mask=head_mask)  # (1, L, V), [(1, h, L, L)]
-        return (_next_token_loss_core(logits, input_ids), *attention)
+    def forward(self, x, input_ids):
+        logits = _logits_core(x, LMWeights(self.E, [], self.g_f), self.cfg)  # (1, L, V)
+        return _next_token_loss_core(logits, input_ids)
 
 
 def _next_token_loss_core(logits: torch.Tensor, ids: torch.Tensor) -> torch.Tensor:
@@ -108,7 +127,7 @@ def _next_token_loss_core(logits: torch.Tensor, ids: torch.Tensor) -> torch.Tens
 
 
 def _gguf_name(buffer: str) -> str | None:
-    """The GGUF tensor of a :class:`SmolLM2Graph` matrix buffer
+    """The GGUF tensor of a stitched graph's matrix (:func:`_stitch`)
     (``l3_W_up`` -> ``blk.3.ffn_up.weight``, ``E`` -> ``token_embd.weight``);
     ``None`` for the gains."""
     if buffer == "E":
@@ -151,7 +170,7 @@ def _q8_0_blocks(raw: np.ndarray, n: int, k: int):
 
 def _to_4bit(model, reader, cfg) -> None:
     """Replace, in the ONNX ``model`` (in place) that :func:`_export_float`
-    wrote, every float matrix of the file by its GGUF blocks (``reader``: a
+    made, every float matrix of the file by its GGUF blocks (``reader``: a
     ``gguf.GGUFReader`` of the same file): each ``MatMul`` by a float
     weight becomes ``MatMulNBits`` (4-bit, or 8-bit for the unembedding),
     and ``Gather(E, ids)`` gathers the embedding's 8-bit rows and scales
@@ -255,26 +274,109 @@ def _unembed(node, table: str, scale: str, K: int, N: int, init) -> list:
 
 # ------------------------------------------------------------------ export
 
-def _export_float(path, lm: CausalLM) -> None:
-    """``torch.onnx.export`` of :class:`SmolLM2Graph` (float32 weights) to
-    ``path``, for :data:`MAX_WEB_LEN` tokens: a sentence is padded to it.
-    The model is causal, so the padding changes no weight of the sentence's
-    rows and no loss of its positions (the page keeps the first L rows and
-    columns and L - 1 losses); with every size fixed, the exporter folds all
-    shape arithmetic, and the graph is about 100 nodes a block. (The
-    TorchScript exporter: the dynamo exporter takes minutes over the 30
-    blocks on one core, and a dynamic L leaves thousands of shape nodes that
-    make onnxruntime take tens of seconds to load the graph.)"""
+def _export_part(module: nn.Module, args: tuple, inputs: list, outputs: list):
+    """``torch.onnx.export`` of ``module`` on ``args``, as an ONNX model in
+    memory (the TorchScript exporter, every size fixed: the exporter folds
+    all shape arithmetic; the dynamo exporter took minutes over the 30
+    blocks on one core, and a dynamic L left thousands of shape nodes that
+    made onnxruntime take tens of seconds to load the graph)."""
+    import io
     import warnings
 
-    ids = torch.zeros(1, MAX_WEB_LEN, dtype=torch.long)  # (1, MAX_WEB_LEN)
-    head_mask = torch.ones(lm.cfg.n_layers, lm.cfg.h)  # (n_layers, h)
-    names = [f"attn_{i + 1}" for i in range(lm.cfg.n_layers)]
+    import onnx
+
+    f = io.BytesIO()
     with warnings.catch_warnings():  # the exporter's deprecation and tracer notes
         warnings.simplefilter("ignore")
-        torch.onnx.export(SmolLM2Graph(lm).eval(), (ids, head_mask), str(path), dynamo=False,
-                          opset_version=18, input_names=["input_ids", "head_mask"],
-                          output_names=["loss", *names], do_constant_folding=True)
+        torch.onnx.export(module.eval(), args, f, dynamo=False, opset_version=18,
+                          input_names=inputs, output_names=outputs, do_constant_folding=True)
+    return onnx.load_from_string(f.getvalue())
+
+
+def _export_float(lm: CausalLM):
+    """SmolLM2's whole graph with float32 weights, for :data:`MAX_WEB_LEN`
+    tokens (a sentence is padded to it: the model is causal, so the padding
+    changes no weight of the sentence's rows and no loss of its positions;
+    the page keeps the first L rows and columns and L - 1 losses).
+
+    The 30 blocks are one computation with different weights, so one block
+    is traced (:class:`BlockGraph`, about 100 nodes) and :func:`_stitch`
+    repeats it, with each layer's weights, between the embedding and
+    :class:`TailGraph` (the whole export took 9 s instead of 34 s on one
+    core, the graph's outputs the same to the bit)."""
+    cfg, L = lm.cfg, MAX_WEB_LEN
+    x = torch.zeros(1, L, cfg.d_model)  # (1, L, d_model)
+    block = _export_part(BlockGraph(cfg), (x, torch.ones(cfg.h)),
+                         ["x", "m"], ["y", "A"])
+    tail = _export_part(TailGraph(lm), (x, torch.zeros(1, L, dtype=torch.long)),
+                        ["x", "input_ids"], ["loss"])
+    return _stitch(block, tail, lm)
+
+
+def _stitch(block, tail, lm: CausalLM):
+    """One ONNX model ``(input_ids (1, L), head_mask (n_layers, h))`` ->
+    ``(loss, attn_1, ..., attn_n)``: ``x_0 = Gather(E, input_ids)``; for
+    each layer ``i`` the ``block``'s nodes, reading ``x_i`` and row ``i`` of
+    ``head_mask``, writing ``x_{i+1}`` and ``attn_{i+1}``, its weights
+    ``l<i>_<name>`` (layer ``i``'s, float32) and its other constants shared;
+    then the ``tail``'s nodes on ``x_n``."""
+    from onnx import TensorProto, helper, numpy_helper
+
+    cfg, n = lm.cfg, lm.cfg.n_layers
+    for part in (block, tail):
+        sub = [nd.op_type for nd in part.graph.node
+               if any(a.type in (a.GRAPH, a.GRAPHS) for a in nd.attribute)]
+        assert not sub, f"a part of SmolLM2's graph has subgraphs ({sub}): not stitched"
+    own = {i.name: i for i in block.graph.initializer if i.name.startswith("l0_")}
+    assert set(own) == {f"l0_{k}" for k in (*GGUF_NAMES, *GAINS)}, \
+        f"the block's weights are {sorted(own)}: one a name of GGUF_NAMES and GAINS"
+    inits = [numpy_helper.from_array(lm.w.E.numpy(), "E")]
+    inits += [helper.make_tensor(f"layer_{i}", TensorProto.INT64, [], [i]) for i in range(n)]
+    nodes = [helper.make_node("Gather", ["E", "input_ids"], ["x_0"], axis=0)]
+
+    def copy(part, prefix, names):
+        for i in part.graph.initializer:
+            if i.name not in own and i.name not in names:
+                t = type(i)()
+                t.CopyFrom(i)
+                t.name = f"{prefix}/{i.name}"
+                inits.append(t)
+                names[i.name] = t.name
+        for nd in part.graph.node:
+            out = type(nd)()
+            out.CopyFrom(nd)
+            out.name = f"{prefix}{nd.name}"
+            out.input[:] = [names.get(v, f"{prefix}{v}" if v else v) for v in nd.input]
+            out.output[:] = [names.get(v, f"{prefix}{v}") for v in nd.output]
+            nodes.append(out)
+
+    consts = [i.name for i in block.graph.initializer if i.name not in own]
+    shared: dict[str, str] = {}  # the block's constants: one copy for every layer
+    for i, lw in enumerate(lm.w.layers):
+        nodes.append(helper.make_node("Gather", ["head_mask", f"layer_{i}"], [f"m_{i}"],
+                                      axis=0))  # (h,)
+        names = {"x": f"x_{i}", "m": f"m_{i}", "y": f"x_{i + 1}", "A": f"attn_{i + 1}",
+                 **shared, **{k: f"l{i}_{k[3:]}" for k in own}}
+        copy(block, f"b{i}", names)
+        shared = {c: names[c] for c in consts}
+        for k in own:
+            name, src = k[3:], lw.attn if k[3:] in ("W_Q", "W_K", "W_V", "W_O") else lw
+            w = getattr(src, name).detach().numpy()
+            assert list(w.shape) == list(own[k].dims), f"layer {i}'s {name} is {w.shape}"
+            inits.append(numpy_helper.from_array(w, f"l{i}_{name}"))
+    copy(tail, "tail", {"x": f"x_{n}", "input_ids": "input_ids", "loss": "loss"})
+    L = MAX_WEB_LEN
+    graph = helper.make_graph(
+        nodes, "smollm2",
+        [helper.make_tensor_value_info("input_ids", TensorProto.INT64, [1, L]),
+         helper.make_tensor_value_info("head_mask", TensorProto.FLOAT, [n, cfg.h])],
+        [helper.make_tensor_value_info("loss", TensorProto.FLOAT, [L - 1])]
+        + [helper.make_tensor_value_info(f"attn_{i + 1}", TensorProto.FLOAT, [1, cfg.h, L, L])
+           for i in range(n)], inits)
+    model = helper.make_model(graph, opset_imports=list(block.opset_import),
+                              producer_name="mhacourse.real_lm.web")
+    model.ir_version = block.ir_version  # the exporter's, not the onnx package's newest
+    return model
 
 
 def _share_constants(model) -> None:
@@ -302,8 +404,6 @@ def _export(path, lm: CausalLM | None = None, gguf_file=None) -> Path:
     """Write SmolLM2's graph with its 4-bit matrices (:func:`_export_float`,
     :func:`_to_4bit`) to ``path``, and its weights to :data:`DATA_NAME` in
     the same folder."""
-    import tempfile
-
     import gguf
     import onnx
 
@@ -313,17 +413,14 @@ def _export(path, lm: CausalLM | None = None, gguf_file=None) -> Path:
     path = check_path("path", path)
     lm = load_smollm2() if lm is None else lm
     reader = gguf.GGUFReader(model_file() if gguf_file is None else gguf_file)
-    with tempfile.TemporaryDirectory() as tmp:
-        raw = Path(tmp) / "float.onnx"
-        _export_float(raw, lm)
-        model = onnx.load(str(raw))
-        _to_4bit(model, reader, lm.cfg)
-        _share_constants(model)
-        model.ir_version = min(model.ir_version, 10)  # onnxruntime 1.30 reads up to 10
-        path.parent.mkdir(parents=True, exist_ok=True)
-        onnx.save(model, str(path), save_as_external_data=True, all_tensors_to_one_file=True,
-                  location=DATA_NAME, size_threshold=1024)
-        (path.parent / DATA_NAME).chmod(0o644)  # onnx writes it readable by its owner only
+    model = _export_float(lm)
+    _to_4bit(model, reader, lm.cfg)
+    _share_constants(model)
+    model.ir_version = min(model.ir_version, 10)  # onnxruntime 1.30 reads up to 10
+    path.parent.mkdir(parents=True, exist_ok=True)
+    onnx.save(model, str(path), save_as_external_data=True, all_tensors_to_one_file=True,
+              location=DATA_NAME, size_threshold=1024)
+    (path.parent / DATA_NAME).chmod(0o644)  # onnx writes it readable by its owner only
     return path
 
 
