@@ -218,7 +218,8 @@ _vendor/.stamp: node_modules/.mha-stamp scripts/vendor_js.py
 # per graph, SmolLM2's first); `make book` copies _generated/explorer-data into
 # _static/. The export is cached by the content of what it reads
 # (~/.cache/mhacourse, which `make clean` keeps): an unchanged package, models
-# and runs are copied, not traced. It runs at a lower priority (nice 10): the
+# and runs are copied, not traced. An export (not a copy) runs at a lower
+# priority (nice 10, set by the script): the
 # chapters, then Sphinx, then the decks and handouts are one chain the build
 # waits for, and the export, which nothing in that chain reads, takes the
 # time the chain leaves (Sphinx and the handouts' browser use one core, and
@@ -226,7 +227,7 @@ _vendor/.stamp: node_modules/.mha-stamp scripts/vendor_js.py
 _generated/.stamp: $(VENV)/.book-deps $(wildcard code/mhacourse/*.py code/mhacourse/*/*.py) $(wildcard code/mhacourse/data/*) $(wildcard assets/models/*) $(wildcard assets/runs/*) scripts/export_explorer.py
 	$(call stage,export,start)
 	rm -rf _generated
-	nice -n 10 $(BIN)/python scripts/export_explorer.py
+	$(BIN)/python scripts/export_explorer.py
 	touch $@
 	$(call stage,export,end)
 

@@ -10,8 +10,12 @@ into the site's ``_static/``; nothing here is committed.
 
 The graphs are exported by a pool of ``--workers`` processes (default 2, one
 per core of the course's 2-core build machine); SmolLM2's page files
-(:func:`smollm2`), the longest job, go first in the same pool, into a folder
-of their own that joins ``OUT`` after the explorer's cache has kept it. The last line reports wall
+(:func:`mhacourse.real_lm.web.build`, with a cache of its own), the longest
+job, go first in the same pool, into a folder of their own that joins
+``OUT`` after the explorer's cache has kept it. An export runs at nice 10
+(its workers inherit it): ``make book`` waits on the chapters, the pages
+and the decks, which keep the cores, and the export takes what they leave;
+a copy from the cache does not lower its priority. The last line reports wall
 and CPU seconds (user + system, this process and its workers) and the load
 average, so that a time taken on a busy machine can be told apart.
 
@@ -119,6 +123,7 @@ def main(argv: list[str]) -> int:
     # SmolLM2's files, made in the pool beside the graphs (its longest job)
     # into a folder of their own: they have their own cache, not this one's
     staged = out.parent / f".{out.name}-smollm2"
+    os.nice(10)  # below the build's other stages (the docstring says why); the pool inherits it
     shutil.rmtree(staged, ignore_errors=True)
     manifest = web_export.build(out, workers=args.workers,
                                 first=((web.build, (staged,)),))

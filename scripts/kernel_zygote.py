@@ -140,7 +140,10 @@ def serve(socket_path: Path) -> None:
         for key, _ in selector.select(timeout=0.1):
             if key.fileobj is server:
                 conn, _ = server.accept()
-                request = json.loads(conn.makefile("r").readline())
+                request = _request(conn)
+                if request is None:  # not a client of ours, or one that said nothing
+                    conn.close()
+                    continue
                 pid = os.fork()
                 if pid == 0:
                     selector.close()
@@ -179,6 +182,24 @@ def serve(socket_path: Path) -> None:
     server.close()
 
 
+def _request(conn: socket.socket, seconds: float = 5.0) -> dict | None:
+    """A client's request (one JSON line: ``cwd``, ``env``,
+    ``connection_file``, ``args``), read within ``seconds`` so that a
+    connection that sends nothing cannot stop the zygote; ``None`` for
+    anything else."""
+    conn.settimeout(seconds)
+    try:
+        request = json.loads(conn.makefile("r").readline())
+    except (OSError, ValueError):
+        return None
+    conn.settimeout(None)
+    keys = {"cwd": str, "env": dict, "connection_file": str, "args": list}
+    if not isinstance(request, dict) or not all(
+            isinstance(request.get(k), t) for k, t in keys.items()):
+        return None
+    return request
+
+
 def _kill(pid: int, sig: int = signal.SIGKILL) -> None:
     try:
         os.kill(pid, sig)
@@ -193,12 +214,22 @@ def client(socket_path: Path, connection_file: str, args: list[str]) -> int:
     such as nbclient's ``--HistoryManager.hist_file=:memory:``); stand in
     for it until it ends."""
     conn = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-    conn.connect(str(socket_path))
-    conn.sendall((json.dumps({"cwd": os.getcwd(), "env": dict(os.environ),
-                              "connection_file": connection_file, "args": args})
-                  + "\n").encode())
-    lines = conn.makefile("r")
-    int(lines.readline())  # the kernel's pid: it runs
+    try:
+        conn.connect(str(socket_path))
+        conn.sendall((json.dumps({"cwd": os.getcwd(), "env": dict(os.environ),
+                                  "connection_file": connection_file, "args": args})
+                      + "\n").encode())
+        lines = conn.makefile("r")
+        pid = lines.readline().strip()  # the kernel's pid: it runs
+    except OSError as e:
+        pid, why = "", f"{type(e).__name__}: {e.strerror or e}"
+    else:
+        why = "it closed the connection"
+    if not pid.isdigit():
+        print(f"kernel_zygote: no kernel from the zygote at {socket_path} ({why}); "
+              "execute the chapters with scripts/execute_chapters.py --no-zygote",
+              file=sys.stderr)
+        return 1
 
     def forward(sig, _frame):
         try:
@@ -225,6 +256,9 @@ def main(argv: list[str]) -> int:
     if args.serve:
         serve(args.serve)
         return 0
+    if args.socket is None or args.connection_file is None:
+        ap.error("a kernel needs --socket (the zygote's) and -f (its connection file); "
+                 "the zygote needs --serve")
     return client(args.socket, args.connection_file, kernel_args)
 
 

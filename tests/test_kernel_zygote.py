@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import os
 import signal
+import socket
 import subprocess
 import sys
 import textwrap
@@ -126,10 +127,42 @@ def test_the_zygote_ends_with_the_process_that_started_it(tmp_path):
     assert wait_until(lambda: not alive(zygote), 10), "the zygote outlived its parent"
 
 
-@pytest.mark.parametrize("argv, words", [
-    (["--serve"], "expected one argument"),
+def test_a_connection_that_says_nothing_or_nonsense_does_not_stop_the_zygote():
+    """The zygote reads a request within 5 s and drops what is not one; the
+    next kernel still starts and runs a cell."""
+    with kernel_zygote.forked_kernels() as ready:
+        assert ready
+        sock = Path(os.environ["JUPYTER_PATH"].split(os.pathsep)[0]) / "zygote.sock"
+        silent, rude = (socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) for _ in range(2))
+        silent.connect(str(sock))  # connects, sends nothing, stays open
+        rude.connect(str(sock))
+        rude.sendall(b"not a request\n")
+        rude.settimeout(30)
+        assert rude.recv(64) == b"", "a request that is not JSON was answered"
+        km = KernelManager(kernel_name="python3")
+        km.start_kernel()
+        kc = km.client()
+        kc.start_channels()
+        try:
+            kc.wait_for_ready(timeout=60)
+            got = []
+            kc.execute_interactive("print(6 * 7)", timeout=30, output_hook=lambda m: got.append(
+                m["content"].get("text", "")))
+            assert "".join(got).strip() == "42"
+        finally:
+            kc.stop_channels()
+            km.shutdown_kernel(now=True)
+            silent.close()
+            rude.close()
+
+
+@pytest.mark.parametrize("argv, code, words", [
+    (["--serve"], 2, "expected one argument"),
+    ([], 2, "a kernel needs --socket"),
+    (["--socket", "/nonexistent/zygote.sock", "-f", "k.json"], 1, "no kernel from the zygote"),
 ])
-def test_bad_arguments_get_one_line(argv, words):
+def test_bad_arguments_get_one_line(argv, code, words):
     out = subprocess.run([sys.executable, str(ROOT / "scripts" / "kernel_zygote.py"), *argv],
                          capture_output=True, text=True, timeout=60)
-    assert out.returncode == 2 and words in out.stderr and "Traceback" not in out.stderr
+    assert out.returncode == code and words in out.stderr and "Traceback" not in out.stderr
+    assert len([line for line in out.stderr.splitlines() if words in line]) == 1

@@ -340,6 +340,15 @@ def check_generator(name: str, generator) -> None:
                              "torch.Generator().manual_seed(0).")
 
 
+def check_graph_module(gm) -> None:
+    """``gm`` a ``torch.fx.GraphModule``: a ``make_fx`` trace
+    (``onnx_program.trace``, or ``web_train.trace(kind)``, which calls it)."""
+    if not isinstance(gm, torch.fx.GraphModule):
+        raise InputTypeError(f"gm must be a torch.fx.GraphModule (make_fx's trace, as "
+                             f"onnx_program.trace or web_train.trace(kind) makes it); "
+                             f"got {describe(gm)}.")
+
+
 def check_size(name: str, n_elements: int) -> None:
     if n_elements > MAX_ELEMENTS:
         raise InputError(f"{name}: {n_elements:,} numbers is too large (at most "

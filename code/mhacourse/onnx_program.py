@@ -51,13 +51,7 @@ from torch.fx.experimental.symbolic_shapes import (
     StatelessSymbolicContext,
 )
 
-from ._validate import InputError, InputTypeError, describe
-
-
-def check_graph_module(gm) -> None:
-    if not isinstance(gm, torch.fx.GraphModule):
-        raise InputTypeError(f"gm must be a torch.fx.GraphModule (trace's); "
-                             f"got {describe(gm)}.")
+from ._validate import InputError, InputTypeError, check_graph_module, describe
 
 
 def check_trace(fn, args, dynamic) -> None:

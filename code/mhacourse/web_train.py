@@ -76,6 +76,7 @@ from ._validate import (
     InputError,
     InputTypeError,
     check_bool,
+    check_graph_module,
     check_path,
     check_positive_int,
     check_seed,
@@ -207,12 +208,6 @@ def check_sizes(h, d_k, budget: bool = False) -> None:
         raise InputError(SIZE_MESSAGES["d_k"].format(**words))
     if h * d_k > D_MODEL_MAX:
         raise InputError(SIZE_MESSAGES["d_model"].format(**{**words, "d_model": h * d_k}))
-
-
-def check_graph_module(gm) -> None:
-    if not isinstance(gm, torch.fx.GraphModule):
-        raise InputTypeError(f"gm must be a torch.fx.GraphModule (make_fx's trace, "
-                             f"as trace(kind) makes it); got {describe(gm)}.")
 
 
 def check_example(cfg) -> None:
