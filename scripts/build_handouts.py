@@ -263,10 +263,6 @@ def print_share(base: str, share: list[Path], site: Path, out: Path) -> tuple[di
     """Print ``share`` in a browser of its own: ``({page: report}, blocked URLs)``."""
     reports = {}
     with offline_page(base, width=1100, height=1400) as (page, blocked):
-        # what paper does not show, and costs each page most of a second:
-        # the icon font's script (icons sit in the site's chrome, not printed),
-        # the search index, and the live explorer and trainer
-        page.route(SKIPPED, lambda route: route.abort())
         for html in share:
             reports[html] = print_chapter(page, base, html, site, out)
     return reports, blocked
@@ -290,7 +286,11 @@ def main() -> int:
     manifest_path = out / "handouts.json"
     manifest = json.loads(manifest_path.read_text()) if manifest_path.exists() else {}
     t = time.perf_counter()
-    with serve(site) as base:
+    # what paper does not show, and costs each page most of a second: the
+    # icon font's script (icons sit in the site's chrome, not printed), the
+    # search index, and the live explorer and trainer; answered 404 by the
+    # server (site_browser.serve says why not by a Playwright route)
+    with serve(site, skip=SKIPPED) as base:
         # `--jobs` browsers side by side, each driven by a process of its
         # own (Playwright's synchronous API in threads takes turns) and
         # printing every jobs-th chapter

@@ -299,3 +299,21 @@ def test_handout_glyphs_render():
         if marks < verdicts:
             problems.append(f"{stem}: {verdicts} verdicts on the page, {marks} marks printed")
     assert problems == [], "; ".join(problems)
+
+
+def test_the_server_answers_the_skipped_files_404_and_serves_the_rest(tmp_path: Path):
+    """build_handouts keeps a page from loading what paper does not show by
+    the server's 404 (site_browser.serve's skip), not a Playwright route,
+    which turned Chromium's HTTP cache off."""
+    import urllib.error
+    import urllib.request
+
+    from site_browser import serve
+
+    (tmp_path / "searchindex.js").write_text("index")
+    (tmp_path / "page.js").write_text("kept")
+    with serve(tmp_path, skip=re.compile(r"/searchindex\.js")) as base:
+        with pytest.raises(urllib.error.HTTPError) as e:
+            urllib.request.urlopen(f"{base}/searchindex.js?v=1", timeout=30)
+        assert e.value.code == 404
+        assert urllib.request.urlopen(f"{base}/page.js", timeout=30).read() == b"kept"
