@@ -63,6 +63,7 @@ from __future__ import annotations
 
 import argparse
 import copy
+import functools
 import json
 import re
 import sys
@@ -166,10 +167,25 @@ LECTURE_LINKS = {"11_how_heads_form": "?v=1&h=4&dk=16&budget=0&seed=0&steps=800"
                                       "&layers=2&warmup=1&identical=0"}
 
 
-def export(cells, nb, title: str, stem: str) -> str:
-    import nbformat
+@functools.lru_cache(maxsize=1)
+def slides_exporter():
+    """nbconvert's reveal.js exporter with the course's template: one for
+    every deck (each new one compiled its templates again)."""
     from jinja2 import DictLoader
     from nbconvert import SlidesExporter
+
+    return SlidesExporter(
+        extra_loaders=[DictLoader({"course_deck.html.j2": TEMPLATE})],
+        template_file="course_deck.html.j2",
+        reveal_url_prefix=REVEAL, reveal_theme="white", reveal_transition="slide",
+        reveal_width=str(SLIDE_W), reveal_height=str(SLIDE_H),
+        mathjax_url=MATHJAX, require_js_url=REQUIRE,
+        exclude_input_prompt=True, exclude_output_prompt=True,
+    )
+
+
+def export(cells, nb, title: str, stem: str) -> str:
+    import nbformat
 
     deck = nbformat.v4.new_notebook()
     deck.metadata = copy.deepcopy(nb.metadata)
@@ -186,15 +202,7 @@ def export(cells, nb, title: str, stem: str) -> str:
     if first.cell_type == "markdown":
         first.source += "\n\n" + intro
     deck.cells = cells
-    exporter = SlidesExporter(
-        extra_loaders=[DictLoader({"course_deck.html.j2": TEMPLATE})],
-        template_file="course_deck.html.j2",
-        reveal_url_prefix=REVEAL, reveal_theme="white", reveal_transition="slide",
-        reveal_width=str(SLIDE_W), reveal_height=str(SLIDE_H),
-        mathjax_url=MATHJAX, require_js_url=REQUIRE,
-        exclude_input_prompt=True, exclude_output_prompt=True,
-    )
-    body, _ = exporter.from_notebook_node(deck, resources={"course": {
+    body, _ = slides_exporter().from_notebook_node(deck, resources={"course": {
         "css": DECK_CSS, "widgets_config": WIDGETS_CONFIG, "widgets_embed": WIDGETS_EMBED,
         "min_img": MIN_IMG, "fit_min": FIT_MIN, "min_zoom": MIN_ZOOM,
         "max_grow": MAX_GROW, "grow_margin": GROW_MARGIN}})
