@@ -10,8 +10,8 @@ into the site's ``_static/``; nothing here is committed.
 
 The graphs are exported by a pool of ``--workers`` processes (default 2, one
 per core of the course's 2-core build machine); SmolLM2's page files
-(:func:`mhacourse.real_lm.web.build`, with a cache of its own), the longest
-job, go first in the same pool, into a folder of their own that joins
+(:func:`mhacourse.real_lm.web.build`, with a cache of its own) are one job
+of the same pool (``web_export.build``'s ``extra``), into a folder of their own that joins
 ``OUT`` after the explorer's cache has kept it. An export runs at nice 10
 (its workers inherit it): ``make book`` waits on the chapters, the pages
 and the decks, which keep the cores, and the export takes what they leave;
@@ -126,7 +126,7 @@ def main(argv: list[str]) -> int:
     os.nice(10)  # below the build's other stages (the docstring says why); the pool inherits it
     shutil.rmtree(staged, ignore_errors=True)
     manifest = web_export.build(out, workers=args.workers,
-                                first=((web.build, (staged,)),))
+                                extra=((web.build, (staged,)),))
     # the phase change's rule, from the question bank (its one source): the
     # trainer marks the phase change with the margin the grades use
     manifest["train"]["phase_margin"] = predictions.questions()["constants"]["phase_margin"]

@@ -148,13 +148,13 @@ def check_jobs(jobs, workers) -> None:
                        "each worker is a process holding torch and a model")
 
 
-def check_first(first, workers) -> None:
-    """``first``: a tuple of ``(function, args tuple)`` pairs (``()``: none),
+def check_extra(extra, workers) -> None:
+    """``extra``: a tuple of ``(function, args tuple)`` pairs (``()``: none),
     as :func:`check_jobs` says."""
-    if not isinstance(first, tuple):
-        raise InputTypeError(f"first must be a tuple of (function, args tuple) pairs "
-                             f"(() for none); got {describe(first)}.")
-    check_jobs(first, workers)
+    if not isinstance(extra, tuple):
+        raise InputTypeError(f"extra must be a tuple of (function, args tuple) pairs "
+                             f"(() for none); got {describe(extra)}.")
+    check_jobs(extra, workers)
 
 
 # The models the browser explorer offers: mhacourse.catalogue's, in its two
@@ -454,20 +454,34 @@ def _precomputed_job() -> tuple[str, dict]:
     return "precomputed", precomputed_views()
 
 
-def export_jobs(out: Path, minilm: bool = True) -> list[tuple]:
-    """The export's jobs, ``(function, args)``, longest first, so that a pool
-    ends with short jobs and its workers finish together: the training
-    graphs, MiniLM's graph and the precomputed views. (The tiny models are
-    weight files, written in the main process: :func:`build`.)"""
+#: Each job's seconds on one core, quiet (the graphs in a process each,
+#: 2026-11-30): :func:`export_jobs` puts the longest first.
+JOB_SECONDS = {"circuits": 16.8, "ablate": 14.4, "minilm": 13.8, "patch": 11.6,
+               "step": 10.8, "evaluate": 8.5, "forward": 7.1, "init": 5.9,
+               "precomputed": 0.8}
+#: Where :func:`build`'s extra jobs go: before the jobs shorter than this
+#: (SmolLM2's page export took 9.2 s).
+EXTRA_SECONDS = 9.2
+
+
+def export_jobs(out: Path, minilm: bool = True, extra: tuple = ()) -> list[tuple]:
+    """The export's jobs, ``(function, args)``, longest first
+    (:data:`JOB_SECONDS`), so that a pool ends with short jobs and its
+    workers finish together: the training graphs (:mod:`mhacourse.web_train`),
+    MiniLM's graph, the precomputed views, and ``extra`` among them at
+    :data:`EXTRA_SECONDS`. (The tiny models are weight files, written in the
+    main process: :func:`build`.)"""
     check_build(out, minilm)
+    check_extra(extra, 1)
     out = Path(out)
-    # the in-browser training's graphs (mhacourse.web_train): its step is
-    # the longest job of all, so it goes first
-    jobs: list[tuple] = [(web_train.export_job, (out / "train", kind))
-                         for kind in web_train.STEP_NAMES]
-    jobs += [(_minilm_job, (out,))] if minilm else []
-    jobs.append((_precomputed_job, ()))
-    return jobs
+    named = [(kind, (web_train.export_job, (out / "train", kind)))
+             for kind in web_train.STEP_NAMES]
+    named += [("minilm", (_minilm_job, (out,)))] if minilm else []
+    named.append(("precomputed", (_precomputed_job, ())))
+    named.sort(key=lambda pair: -JOB_SECONDS[pair[0]])
+    at = sum(JOB_SECONDS[name] > EXTRA_SECONDS for name, _ in named)
+    jobs = [job for _, job in named]
+    return jobs[:at] + list(extra) + jobs[at:]
 
 
 def _worker_init() -> None:
@@ -495,25 +509,30 @@ def run_jobs(jobs: list[tuple], workers: int = 2) -> list:
 
 
 def build(out: Path, minilm: bool = True, log=print, workers: int = 2,
-          first: tuple = ()) -> dict:
+          extra: tuple = ()) -> dict:
     """Write everything the browser explorer loads into ``out``; return the
     manifest. ``workers`` processes run :func:`export_jobs` (1: all in this
-    process), after the jobs ``first`` (``(function, args)`` pairs whose
+    process), with the jobs ``extra`` (``(function, args)`` pairs whose
     results are not the explorer's: ``scripts/export_explorer.py`` puts
-    SmolLM2's export, the longest job, there, so that it runs beside the
-    graphs rather than after them). An ``out`` that is, or lies under, a
+    SmolLM2's export there, so that it runs beside the graphs rather than
+    after them; not first: it loads the model chapter 17 loads, and the
+    first of the two to load it dequantizes it for both while the other
+    waits (``real_lm.files``' lock): started first, at nice 10, the export
+    did it slowly while the chapter, which the build waits for, waited).
+    An ``out`` that is, or lies under, a
     regular file is refused before anything is exported; a manifest with a
     graph missing (:func:`check_train_graphs`) before the weights and the
     manifest are written."""
     check_build(out, minilm, log, workers)
-    check_first(first, workers)
+    check_extra(extra, workers)
     out = check_writable("out", out, folder=True)
     try:
         (out / "models").mkdir(parents=True, exist_ok=True)
         (out / "tokenizers").mkdir(parents=True, exist_ok=True)
     except OSError as e:
         raise write_error("out", out, e) from None
-    results = run_jobs([*first, *export_jobs(out, minilm)], workers)[len(first):]
+    jobs = export_jobs(out, minilm, extra)
+    results = [r for job, r in zip(jobs, run_jobs(jobs, workers)) if job not in extra]
     graphs = {value["kind"]: value for key, value in results if key == "train"}
     check_train_graphs(graphs)
     done = {key: value for key, value in results if key != "train"}

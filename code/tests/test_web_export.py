@@ -129,18 +129,26 @@ def test_model_table_covers_both_modes():
 
 
 def test_export_jobs_cover_every_graph_once_longest_first(tmp_path):
-    """One job per graph (the four training graphs, the training step, the
-    longest, first; MiniLM next) and one for the precomputed views. The tiny
+    """One job per graph (the training graphs and MiniLM's) and one for the
+    precomputed views, longest first by JOB_SECONDS; the extra jobs (the
+    build's SmolLM2) before those shorter than EXTRA_SECONDS. The tiny
     models are weight files, not jobs (test_web_train checks them)."""
     jobs = web_export.export_jobs(tmp_path)
     train = [args[1] for fn, args in jobs if fn is web_train.export_job]
-    assert train == list(web_train.STEP_NAMES) and train[0] == "step"
-    assert jobs[:len(train)] == [(web_train.export_job, (tmp_path / "train", k))
-                                 for k in train]
-    assert jobs[len(train)] == (web_export._minilm_job, (tmp_path,))
-    assert [fn for fn, _ in jobs].count(web_export._precomputed_job) == 1
-    assert len(jobs) == len(train) + 2
+    assert sorted(train) == sorted(web_train.STEP_NAMES)
+    assert set(web_export.JOB_SECONDS) == {*web_train.STEP_NAMES, "minilm", "precomputed"}
+    names = [args[1] if fn is web_train.export_job else fn.__name__.strip("_").split("_")[0]
+             for fn, args in jobs]
+    seconds = [web_export.JOB_SECONDS[n] for n in names]
+    assert seconds == sorted(seconds, reverse=True), names
+    assert names[0] == "circuits" and names[-1] == "precomputed"
+    assert (web_export._minilm_job, (tmp_path,)) in jobs and len(jobs) == len(train) + 2
     assert web_export._minilm_job not in [fn for fn, _ in web_export.export_jobs(tmp_path, False)]
+    extra = ((pow, (2, 3)),)
+    with_extra = web_export.export_jobs(tmp_path, extra=extra)
+    at = with_extra.index(extra[0])
+    assert with_extra[:at] + with_extra[at + 1:] == jobs
+    assert min(seconds[:at]) > web_export.EXTRA_SECONDS >= max(seconds[at:])
 
 
 def test_run_jobs_keeps_the_order_of_the_jobs_in_a_pool():
