@@ -184,10 +184,14 @@ UV_INSTALL = $(BIN)/uv pip install -q --python $(BIN)/python $(addprefix --find-
 # compile torch and the rest again (uv left no bytecode): not for the build.
 unexport PYTHONDONTWRITEBYTECODE
 
+# The venv is made without pip (its bytecode took 3 of the 4 s of `python -m
+# venv`), and uv is put into it by the system's pip (`--python`, pip >= 22.3);
+# where there is none, or an older one, by the venv's own pip, installed then.
 $(BIN)/uv:
 	$(call stage,install,start)
-	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
-	$(BIN)/python -m pip install -q uv==$(UV_VERSION)
+	test -x $(BIN)/python || $(PYTHON) -m venv --without-pip $(VENV)
+	$(PYTHON) -m pip --python $(BIN)/python install -q uv==$(UV_VERSION) 2>/dev/null || \
+	  { $(BIN)/python -m ensurepip > /dev/null && $(BIN)/python -m pip install -q uv==$(UV_VERSION); }
 	$(call stage,install,end)
 
 $(VENV)/.book-deps: requirements.txt requirements-model.txt code/pyproject.toml | $(BIN)/uv
@@ -205,7 +209,7 @@ $(VENV)/.test-deps: requirements-test.txt $(VENV)/.book-deps | $(BIN)/uv
 # changes; `make clean` keeps it); _vendor/ is the copy the site serves.
 node_modules/.mha-stamp: package.json package-lock.json
 	$(call stage,npm,start)
-	npm ci --no-audit --no-fund --loglevel=error
+	nice -n 10 npm ci --no-audit --no-fund --loglevel=error  # below the install, which the chapters wait for
 	touch $@
 	$(call stage,npm,end)
 

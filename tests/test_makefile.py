@@ -337,3 +337,25 @@ def test_the_package_and_the_scripts_find_the_same_cache(monkeypatch, env):
     assert files.user_cache_root() == user_cache.root()
     if env.get("MHACOURSE_CACHE"):
         assert files.cache_dir() == Path("/tmp/mine") / "real_lm"
+
+
+@pytest.mark.parametrize("system_pip", [True, False])
+def test_the_venv_gets_uv_with_or_without_the_systems_pip(tmp_path: Path, system_pip: bool):
+    """The venv is made without pip and uv put into it by the system's pip;
+    a Python whose `-m pip` fails (none, or one older than --python) gets
+    the venv's own pip, then uv: either way the venv can install."""
+    shutil.copy(ROOT / "Makefile", tmp_path)
+    python = shutil.which("python3") or sys.executable
+    if not system_pip:
+        fake = tmp_path / "python-without-pip"
+        fake.write_text('#!/bin/sh\nif [ "$1" = "-m" ] && [ "$2" = "pip" ]; then exit 1; fi\n'
+                        f'exec "{python}" "$@"\n')
+        fake.chmod(0o755)
+        python = str(fake)
+    made = subprocess.run(["make", ".venv/bin/uv", f"PYTHON={python}"], cwd=tmp_path,
+                          capture_output=True, text=True, timeout=300)
+    assert made.returncode == 0, made.stdout + made.stderr
+    uv = subprocess.run([str(tmp_path / ".venv" / "bin" / "uv"), "--version"],
+                        capture_output=True, text=True, timeout=60)
+    assert uv.stdout.startswith("uv 0."), uv.stdout + uv.stderr
+    assert (tmp_path / ".venv" / "bin" / "pip3").exists() is not system_pip
