@@ -17,7 +17,9 @@ IPYNBS := $(NOTEBOOKS:.md=.ipynb)
 # A clean `make book` keeps both cores busy (benchmarks/bench_build.py):
 # - npm's download and unpacking start at once, beside the Python packages'
 #   install (which waits on the network), not after it (npm ci: about 20 CPU
-#   seconds, which came out of the chapters' and the export's time);
+#   seconds, which came out of the chapters' and the export's time); at the
+#   build's own priority: at nice 10 beside two busy processes (`.ci/run` on a
+#   busy machine) it got a tenth of a core and had not ended in 9 minutes;
 # - the explorer's export (a pool of 2 processes) starts at once, beside
 #   npm, the notebooks and the chapters' execution;
 # - the chapters' execution waits for their notebooks only, not for npm (whose
@@ -209,7 +211,7 @@ $(VENV)/.test-deps: requirements-test.txt $(VENV)/.book-deps | $(BIN)/uv
 # changes; `make clean` keeps it); _vendor/ is the copy the site serves.
 node_modules/.mha-stamp: package.json package-lock.json
 	$(call stage,npm,start)
-	nice -n 10 npm ci --no-audit --no-fund --loglevel=error  # below the install, which the chapters wait for
+	npm ci --no-audit --no-fund --loglevel=error
 	touch $@
 	$(call stage,npm,end)
 

@@ -102,3 +102,11 @@ def test_npm_starts_beside_the_python_install():
     assert "VENV" not in npm and "BIN" not in npm, npm
     vendor = re.search(r"^_vendor/\.stamp:(.*)$", MAKEFILE, re.M).group(1)
     assert "| $(VENV)/.book-deps" in vendor, vendor
+
+
+def test_npm_runs_at_the_builds_own_priority():
+    """Not niced: beside two busy processes a niced npm ci got a tenth of a
+    core and had not ended in 9 minutes of a busy `.ci/run`."""
+    recipe = MAKEFILE[MAKEFILE.index("\nnode_modules/.mha-stamp:"):]
+    recipe = recipe[:recipe.index("\n\n")]
+    assert "npm ci" in recipe and "nice" not in recipe, recipe
