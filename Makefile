@@ -223,7 +223,7 @@ _vendor/.stamp: node_modules/.mha-stamp scripts/vendor_js.py | $(VENV)/.book-dep
 
 # The in-browser explorer's models, tokenizers and precomputed views, exported
 # from the package (scripts/export_explorer.py: a pool of 2 processes, one job
-# per graph, SmolLM2's first); `make book` copies _generated/explorer-data into
+# per graph, SmolLM2's one of them); `make book` copies _generated/explorer-data into
 # _static/. The export is cached by the content of what it reads
 # (~/.cache/mhacourse, which `make clean` keeps): an unchanged package, models
 # and runs are copied, not traced. An export (not a copy) runs at a lower

@@ -120,7 +120,7 @@ def main(argv: list[str]) -> int:
               f"{time.perf_counter() - t:.1f} s")
         smollm2(out)
         return 0
-    # SmolLM2's files, made in the pool beside the graphs (its longest job)
+    # SmolLM2's files, made in the pool beside the graphs (web_export.JOB_SECONDS places it)
     # into a folder of their own: they have their own cache, not this one's
     staged = out.parent / f".{out.name}-smollm2"
     os.nice(10)  # below the build's other stages (the docstring says why); the pool inherits it

@@ -62,6 +62,7 @@ MAX_WEB_LEN = 64
 GGUF_NAMES = {"W_Q": "attn_q", "W_K": "attn_k", "W_V": "attn_v", "W_O": "attn_output",
               "W_gate": "ffn_gate", "W_up": "ffn_up", "W_down": "ffn_down"}
 GAINS = ("g_1", "g_2")
+ATTENTION = ("W_Q", "W_K", "W_V", "W_O")  # the matrices an LMLayer keeps in its .attn
 BLOCK = 32  # weights per Q4_1 / Q8_0 block
 UNEMBED_CHUNKS = 8  # slices of the vocabulary the logits are computed in (:func:`_unembed`)
 #: The graph's weights, in a file of their own beside it (ONNX external
@@ -80,21 +81,16 @@ class BlockGraph(nn.Module):
     exporter merges equal constants into one (two gains of 1 would become
     one weight of every layer)."""
 
-    def __init__(self, cfg):
+    def __init__(self, lw: LMLayer, cfg):
         super().__init__()
         self.cfg = cfg
-        d, kv = cfg.d_model, cfg.h_kv * cfg.d_k
-        shapes = {"W_Q": (d, cfg.h * cfg.d_k), "W_K": (d, kv), "W_V": (d, kv),
-                  "W_O": (cfg.h * cfg.d_k, d), "W_gate": (d, cfg.d_ff),
-                  "W_up": (d, cfg.d_ff), "W_down": (cfg.d_ff, d), "g_1": (d,), "g_2": (d,)}
-        assert set(shapes) == {*GGUF_NAMES, *GAINS}, "a weight of the block has no shape"
-        for k, name in enumerate(shapes):
-            self.register_buffer(f"l0_{name}", torch.full(shapes[name], 1.0 + k / 16))
+        for k, name in enumerate((*GGUF_NAMES, *GAINS)):
+            self.register_buffer(f"l0_{name}", torch.full_like(_weight(lw, name), 1.0 + k / 16))
 
     def forward(self, x, m):
         def get(n):
             return getattr(self, f"l0_{n}")
-        lw = LMLayer(MHAWeights(*(get(n) for n in ("W_Q", "W_K", "W_V", "W_O"))),
+        lw = LMLayer(MHAWeights(*(get(n) for n in ATTENTION)),
                      get("g_1"), get("g_2"), get("W_gate"), get("W_up"), get("W_down"))
         mask, rotate = _mask_and_rotate(x.shape[1], self.cfg)
         y, A, _ = _block_core(x, lw, self.cfg, mask, rotate, m)  # (1, L, d), (1, h, L, L)
@@ -117,6 +113,11 @@ class TailGraph(nn.Module):
     def forward(self, x, input_ids):
         logits = _logits_core(x, LMWeights(self.E, [], self.g_f), self.cfg)  # (1, L, V)
         return _next_token_loss_core(logits, input_ids)
+
+
+def _weight(lw: LMLayer, name: str) -> torch.Tensor:
+    """The weight of one block named as in :data:`GGUF_NAMES` or :data:`GAINS`."""
+    return getattr(lw.attn if name in ATTENTION else lw, name)
 
 
 def _next_token_loss_core(logits: torch.Tensor, ids: torch.Tensor) -> torch.Tensor:
@@ -306,7 +307,7 @@ def _export_float(lm: CausalLM):
     core, the graph's outputs the same to the bit)."""
     cfg, L = lm.cfg, MAX_WEB_LEN
     x = torch.zeros(1, L, cfg.d_model)  # (1, L, d_model)
-    block = _export_part(BlockGraph(cfg), (x, torch.ones(cfg.h)),
+    block = _export_part(BlockGraph(lm.w.layers[0], cfg), (x, torch.ones(cfg.h)),
                          ["x", "m"], ["y", "A"])
     tail = _export_part(TailGraph(lm), (x, torch.zeros(1, L, dtype=torch.long)),
                         ["x", "input_ids"], ["loss"])
@@ -360,8 +361,8 @@ def _stitch(block, tail, lm: CausalLM):
         copy(block, f"b{i}", names)
         shared = {c: names[c] for c in consts}
         for k in own:
-            name, src = k[3:], lw.attn if k[3:] in ("W_Q", "W_K", "W_V", "W_O") else lw
-            w = getattr(src, name).detach().numpy()
+            name = k[3:]
+            w = _weight(lw, name).detach().numpy()
             assert list(w.shape) == list(own[k].dims), f"layer {i}'s {name} is {w.shape}"
             inits.append(numpy_helper.from_array(w, f"l{i}_{name}"))
     copy(tail, "tail", {"x": f"x_{n}", "input_ids": "input_ids", "loss": "loss"})
