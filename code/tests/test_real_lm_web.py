@@ -146,3 +146,27 @@ def test_one_traced_block_repeated_computes_the_whole_model():
     assert np.abs(loss - want.numpy()).max() < 1e-5
     for a, w in zip(attn, want_attn):
         assert a.shape == (1, cfg.h, L, L) and np.abs(a - w.numpy()).max() < 1e-6
+
+
+def test_saving_again_into_the_same_folder_replaces_the_data_file(tmp_path):
+    """onnx appends external data to a file already there: _save removes it
+    first, so a second export is the size of the first and loads the same."""
+    ort = pytest.importorskip("onnxruntime")
+    from onnx import TensorProto, helper, numpy_helper
+
+    w = np.arange(600, dtype=np.float32).reshape(20, 30)  # 2.4 kB: external
+    g = helper.make_graph([helper.make_node("MatMul", ["x", "W"], ["y"])], "g",
+                          [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 20])],
+                          [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 30])],
+                          [numpy_helper.from_array(w, "W")])
+    path = tmp_path / "m.onnx"
+    sizes = []
+    for _ in range(2):
+        m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 18)])
+        m.ir_version = 10
+        web._save(m, path)
+        sizes.append((tmp_path / web.DATA_NAME).stat().st_size)
+    assert sizes[0] == sizes[1] == w.nbytes
+    x = np.ones((1, 20), np.float32)
+    y = ort.InferenceSession(str(path), providers=["CPUExecutionProvider"]).run(None, {"x": x})[0]
+    assert np.array_equal(y, x @ w)

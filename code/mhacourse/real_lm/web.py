@@ -406,7 +406,6 @@ def _export(path, lm: CausalLM | None = None, gguf_file=None) -> Path:
     :func:`_to_4bit`) to ``path``, and its weights to :data:`DATA_NAME` in
     the same folder."""
     import gguf
-    import onnx
 
     from .files import model_file
     from .model import load_smollm2
@@ -418,11 +417,21 @@ def _export(path, lm: CausalLM | None = None, gguf_file=None) -> Path:
     _to_4bit(model, reader, lm.cfg)
     _share_constants(model)
     model.ir_version = min(model.ir_version, 10)  # onnxruntime 1.30 reads up to 10
+    _save(model, path)
+    return path
+
+
+def _save(model, path: Path) -> None:
+    """``model`` to ``path``, its tensors over 1 kB in :data:`DATA_NAME` beside
+    it. onnx appends to a data file that is there already (a second export
+    into the same folder doubled it, the first copy unread), so it goes first."""
+    import onnx
+
     path.parent.mkdir(parents=True, exist_ok=True)
+    (path.parent / DATA_NAME).unlink(missing_ok=True)
     onnx.save(model, str(path), save_as_external_data=True, all_tensors_to_one_file=True,
               location=DATA_NAME, size_threshold=1024)
     (path.parent / DATA_NAME).chmod(0o644)  # onnx writes it readable by its owner only
-    return path
 
 
 # -------------------------------------------------------- the page's data
