@@ -50,7 +50,7 @@ import numpy as np
 import torch
 from torch import nn
 
-from . import bert, catalogue, explorer, tasks, web_patch, web_train
+from . import bert, catalogue, explorer, onnx_program, tasks, web_patch, web_train
 from . import tiny_model as tm
 from ._validate import (
     InputError,
@@ -242,8 +242,8 @@ def _export(module: nn.Module, args: tuple, path: Path, input_names, output_name
     level = quiet.level
     quiet.setLevel(logging.ERROR)
     try:
-        with warnings.catch_warnings():  # the exporter's own deprecation notes
-            warnings.simplefilter("ignore")
+        with warnings.catch_warnings(), onnx_program.recorded_types():
+            warnings.simplefilter("ignore")  # the exporter's own deprecation notes
             torch.onnx.export(module.eval(), args, str(path), dynamo=True,
                               dynamic_shapes=dynamic_shapes, opset_version=OPSET,
                               input_names=input_names, output_names=output_names,
@@ -455,7 +455,8 @@ def _precomputed_job() -> tuple[str, dict]:
 
 
 #: Each job's seconds on one core, quiet (the graphs in a process each,
-#: 2026-11-30): :func:`export_jobs` puts the longest first.
+#: 2026-11-30, before :func:`onnx_program.recorded_types` took 1-4 s off
+#: each): :func:`export_jobs` puts the longest first (the order is what counts).
 JOB_SECONDS = {"circuits": 16.8, "ablate": 14.4, "minilm": 13.8, "patch": 11.6,
                "step": 10.8, "evaluate": 8.5, "forward": 7.1, "init": 5.9,
                "precomputed": 0.8}

@@ -424,7 +424,7 @@ def export(kind: str, path, cfg: TinyConfig = EXAMPLE) -> Path:
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
-            with _decomposed_already():
+            with _decomposed_already(), onnx_program.recorded_types():
                 torch.onnx.export(program, (), str(path), dynamo=True, opset_version=OPSET,
                                   input_names=inputs, output_names=outputs,
                                   external_data=False, optimize=False, verbose=False)

@@ -99,6 +99,39 @@ def test_rename_dims_renames_whole_words():
     assert shape(model.graph.output[0]) == ["h", 4]
 
 
+def mixed(x, i):
+    """Operations on mixed dtypes: float x int64 tensors, a float tensor and
+    an int64 sum, an int64 tensor over a Python float."""
+    return x * i + i.sum() + (i / 2.0)
+
+
+def test_recorded_types_give_the_same_casts_as_the_exporters_pass(tmp_path):
+    """The type-promotion pass reading each node's recorded value writes the
+    ONNX file the original pass writes, byte for byte, casts included; and
+    onnxruntime gives torch's numbers from it at another size."""
+    args = (torch.randn(3, 4), torch.arange(12).reshape(3, 4))
+    dynamic = [{0: N}, {0: N}]
+    files = []
+    for name, context in (("original", None), ("recorded", op.recorded_types)):
+        path = tmp_path / f"{name}.onnx"
+        if context is None:
+            export(mixed, args, dynamic, path, ["x", "i"])
+        else:
+            with context():
+                export(mixed, args, dynamic, path, ["x", "i"])
+        files.append(path.read_bytes())
+    assert files[0] == files[1]
+    model = onnx.load_from_string(files[1])
+    casts = [n for n in model.graph.node if n.op_type == "Cast"]
+    assert len(casts) >= 2, [n.op_type for n in model.graph.node]  # i to float, its sum
+    x, i = torch.randn(5, 4), torch.arange(20).reshape(5, 4)
+    got, = ort.InferenceSession(files[1]).run(None, {"x": x.numpy(), "i": i.numpy()})
+    np.testing.assert_allclose(got, mixed(x, i).numpy(), rtol=1e-6)
+    # the exporter's own pass is back after the block
+    from torch.onnx._internal.exporter import _fx_passes
+    assert _fx_passes.insert_type_promotion_nodes is not op._insert_type_promotion_nodes
+
+
 @pytest.mark.parametrize("call, words", [
     (lambda: op.trace(scaled_rows, [torch.ones(2)], [None]), "args must be a tuple"),
     (lambda: op.trace(scaled_rows, (torch.ones(2),), []), "one entry for each"),
