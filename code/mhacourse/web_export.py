@@ -459,7 +459,7 @@ def _precomputed_job() -> tuple[str, dict]:
 #: each): :func:`export_jobs` puts the longest first (the order is what counts).
 JOB_SECONDS = {"circuits": 16.8, "ablate": 14.4, "minilm": 13.8, "patch": 11.6,
                "step": 10.8, "evaluate": 8.5, "forward": 7.1, "init": 5.9,
-               "precomputed": 0.8}
+               "data": 3.5, "precomputed": 0.8}
 #: Where :func:`build`'s extra jobs go: before the jobs shorter than this
 #: (SmolLM2's page export took 9.2 s).
 EXTRA_SECONDS = 9.2
@@ -469,7 +469,8 @@ def export_jobs(out: Path, minilm: bool = True, extra: tuple = ()) -> list[tuple
     """The export's jobs, ``(function, args)``, longest first
     (:data:`JOB_SECONDS`), so that a pool ends with short jobs and its
     workers finish together: the training graphs (:mod:`mhacourse.web_train`),
-    MiniLM's graph, the precomputed views, and ``extra`` among them at
+    MiniLM's graph, the training data's files (:func:`web_train.data_job`),
+    the precomputed views, and ``extra`` among them at
     :data:`EXTRA_SECONDS`. (The tiny models are weight files, written in the
     main process: :func:`build`.)"""
     check_build(out, minilm)
@@ -478,6 +479,7 @@ def export_jobs(out: Path, minilm: bool = True, extra: tuple = ()) -> list[tuple
     named = [(kind, (web_train.export_job, (out / "train", kind)))
              for kind in web_train.STEP_NAMES]
     named += [("minilm", (_minilm_job, (out,)))] if minilm else []
+    named.append(("data", (web_train.data_job, (out / "train",))))
     named.append(("precomputed", (_precomputed_job, ())))
     named.sort(key=lambda pair: -JOB_SECONDS[pair[0]])
     at = sum(JOB_SECONDS[name] > EXTRA_SECONDS for name, _ in named)
@@ -553,7 +555,7 @@ def build(out: Path, minilm: bool = True, log=print, workers: int = 2,
                            "unk": tasks.UNK, "max_len": tm.TinyConfig().max_len},
         "budget": {"d_model": BUDGET_D_MODEL, "h": list(BUDGET_H)},
         "wide": {"h": list(WIDE_H), "d_k": list(WIDE_DK)},
-        "train": web_train.manifest_entry(graphs, out / "train"),
+        "train": web_train.manifest_entry(graphs, out / "train", done["data"]),
     }
     manifest["train"]["patch"] = web_patch.manifest_entry(out / "train")  # the Patch view
     if minilm:

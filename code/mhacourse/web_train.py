@@ -477,17 +477,23 @@ def baseline_table() -> np.ndarray:
     return np.array(rows, dtype=np.float32)
 
 
+#: The data files :func:`write_data` writes, by their manifest key.
+DATA_FILES = {"pool": "pool.f16", "batches": "batches.u16", "heldout": "heldout.u16",
+              "baseline": "baseline.f32"}
+
+
 def write_data(out) -> dict:
     """``pool.f16``, ``batches.u16``, ``heldout.u16``, ``baseline.f32`` in
     ``out``; returns their entries for the manifest."""
     out = check_folder("out", out)
     x_held = heldout()[0]
-    files = {
-        "pool": ("pool.f16", st.noise_pool().numpy().astype(np.float16)),
-        "batches": ("batches.u16", batches().numpy().astype(np.uint16)),
-        "heldout": ("heldout.u16", x_held.numpy().astype(np.uint16)),
-        "baseline": ("baseline.f32", baseline_table()),
+    arrays = {
+        "pool": st.noise_pool().numpy().astype(np.float16),
+        "batches": batches().numpy().astype(np.uint16),
+        "heldout": x_held.numpy().astype(np.uint16),
+        "baseline": baseline_table(),
     }
+    files = {key: (DATA_FILES[key], array) for key, array in arrays.items()}
     entries = {}
     for key, (name, array) in files.items():
         (out / name).write_bytes(array.tobytes())
@@ -495,6 +501,14 @@ def write_data(out) -> dict:
                         "dtype": str(array.dtype), "bytes": array.nbytes}
     entries["baseline"]["columns"] = list(BASELINE_COLUMNS)
     return entries
+
+
+def data_job(folder: Path) -> tuple[str, dict]:
+    """:func:`write_data` as a job of ``web_export``'s export pool (3.5 s on
+    one core: it ran after the pool, alone, at the build's end); returns
+    ``("data", its entries)``."""
+    folder = check_folder("folder", folder)
+    return "data", write_data(folder)
 
 
 def export_job(folder: Path, kind: str) -> tuple[str, dict]:
@@ -549,17 +563,30 @@ def param_dims() -> dict:
     return rules
 
 
-def manifest_entry(graphs: dict, folder: Path) -> dict:
+def check_data_entries(data) -> None:
+    """``data``: ``None``, or :func:`write_data`'s entries (one for each of
+    its files)."""
+    if data is not None and not (isinstance(data, dict) and set(data) == set(DATA_FILES)
+                                 and all(isinstance(v, dict) and "file" in v
+                                         for v in data.values())):
+        raise InputError(f"data must be None or write_data's entries "
+                         f"({sorted(DATA_FILES)}); got {describe(data)}.")
+
+
+def manifest_entry(graphs: dict, folder: Path, data: dict | None = None) -> dict:
     """The manifest's ``"train"`` entry for the exported ``graphs``
-    (``{kind: export_job's dict}``); writes the data files into ``folder``."""
+    (``{kind: export_job's dict}``). ``data``: :func:`write_data`'s entries
+    for ``folder`` if they are written already (the export pool's job,
+    :func:`data_job`); ``None``: written into ``folder`` here."""
     check_graphs(graphs)
+    check_data_entries(data)
     folder = check_folder("folder", folder)
     cfg = EXAMPLE
     return {
         "graphs": {k: {**{key: v[key] for key in ("file", "bytes", "export_seconds")},
                        **graph_io(k)}
                    for k, v in sorted(graphs.items())},
-        "data": write_data(Path(folder)),
+        "data": write_data(Path(folder)) if data is None else data,
         "params": [{"name": k, "input": k.replace(".", "_"), "dims": dims}
                    for k, dims in param_dims().items()],
         "n_layers": cfg.n_layers, "vocab_size": cfg.vocab_size,

@@ -198,6 +198,13 @@ BUILD_ROWS = [
     ("manifest-None", lambda t: web_train.manifest_entry(None, t), "graphs"),
     ("manifest-partial", lambda t: web_train.manifest_entry(
         {"step": {"file": "step.onnx", "bytes": 1, "export_seconds": 1.0}}, t), "graphs"),
+    ("manifest-data-list", lambda t: web_train.manifest_entry(
+        {k: {"file": f"{k}.onnx", "bytes": 1, "export_seconds": 1.0}
+         for k in web_train.STEP_NAMES}, t, ["pool.f16"]), "data must be None"),
+    ("manifest-data-partial", lambda t: web_train.manifest_entry(
+        {k: {"file": f"{k}.onnx", "bytes": 1, "export_seconds": 1.0}
+         for k in web_train.STEP_NAMES}, t, {"pool": {"file": "pool.f16"}}), "data must be None"),
+    ("data_job-file", lambda t: web_train.data_job(_tmp_file(t)), "is a file"),
     ("manifest-folder-None", lambda t: web_train.manifest_entry(
         {k: {"file": f"{k}.onnx", "bytes": 1, "export_seconds": 1.0}
          for k in web_train.STEP_NAMES}, None), "folder"),

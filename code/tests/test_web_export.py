@@ -129,20 +129,23 @@ def test_model_table_covers_both_modes():
 
 
 def test_export_jobs_cover_every_graph_once_longest_first(tmp_path):
-    """One job per graph (the training graphs and MiniLM's) and one for the
-    precomputed views, longest first by JOB_SECONDS; the extra jobs (the
-    build's SmolLM2) before those shorter than EXTRA_SECONDS. The tiny
+    """One job per graph (the training graphs and MiniLM's), one for the
+    training data's files and one for the precomputed views, longest first
+    by JOB_SECONDS; the extra jobs (the build's SmolLM2) before those
+    shorter than EXTRA_SECONDS. The tiny
     models are weight files, not jobs (test_web_train checks them)."""
     jobs = web_export.export_jobs(tmp_path)
     train = [args[1] for fn, args in jobs if fn is web_train.export_job]
     assert sorted(train) == sorted(web_train.STEP_NAMES)
-    assert set(web_export.JOB_SECONDS) == {*web_train.STEP_NAMES, "minilm", "precomputed"}
+    assert set(web_export.JOB_SECONDS) == {*web_train.STEP_NAMES, "minilm", "data",
+                                            "precomputed"}
     names = [args[1] if fn is web_train.export_job else fn.__name__.strip("_").split("_")[0]
              for fn, args in jobs]
     seconds = [web_export.JOB_SECONDS[n] for n in names]
     assert seconds == sorted(seconds, reverse=True), names
     assert names[0] == "circuits" and names[-1] == "precomputed"
-    assert (web_export._minilm_job, (tmp_path,)) in jobs and len(jobs) == len(train) + 2
+    assert (web_export._minilm_job, (tmp_path,)) in jobs and len(jobs) == len(train) + 3
+    assert (web_train.data_job, (tmp_path / "train",)) in jobs
     assert web_export._minilm_job not in [fn for fn, _ in web_export.export_jobs(tmp_path, False)]
     extra = ((pow, (2, 3)),)
     with_extra = web_export.export_jobs(tmp_path, extra=extra)
@@ -155,3 +158,18 @@ def test_run_jobs_keeps_the_order_of_the_jobs_in_a_pool():
     jobs = [(pow, (2, k)) for k in range(6)]
     assert web_export.run_jobs(jobs, workers=2) == [2 ** k for k in range(6)]
     assert web_export.run_jobs(jobs, workers=1) == [2 ** k for k in range(6)]
+
+
+def test_the_pools_data_job_writes_the_files_the_manifest_names(tmp_path):
+    """web_train.data_job (a job of the export's pool) writes write_data's
+    files and returns their entries; manifest_entry given them writes
+    nothing again."""
+    key, entries = web_train.data_job(tmp_path / "train")
+    assert key == "data" and set(entries) == set(web_train.DATA_FILES)
+    for k, e in entries.items():
+        assert e["file"] == web_train.DATA_FILES[k]
+        assert (tmp_path / "train" / e["file"]).stat().st_size == e["bytes"] > 0
+    graphs = {k: {"file": f"{k}.onnx", "bytes": 1, "export_seconds": 1.0}
+              for k in web_train.STEP_NAMES}
+    entry = web_train.manifest_entry(graphs, tmp_path / "empty", entries)
+    assert entry["data"] == entries and list((tmp_path / "empty").iterdir()) == []
