@@ -75,6 +75,7 @@ def fresh_build(log: Path, target: str = "book") -> int:
            "UV_CACHE_DIR": str(tmp / "uv-cache"), "npm_config_cache": str(tmp / "npm-cache"),
            "MHACOURSE_CACHE": str(tmp / "mhacourse-cache")}
     load, t = os.getloadavg(), time.perf_counter()
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
     lines: list[tuple[float, str]] = []
     with open(log, "w") as f, subprocess.Popen(
             ["make", target], cwd=clone, env=env, stdout=subprocess.PIPE,
@@ -85,7 +86,11 @@ def fresh_build(log: Path, target: str = "book") -> int:
             f.write(f"{stamp:7.1f} {line}")
             f.flush()
     took = time.perf_counter() - t
-    print(f"# fresh clone `make {target}`: rc={proc.returncode}, {took:.0f} s wall; "
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    user, system = after.ru_utime - before.ru_utime, after.ru_stime - before.ru_stime
+    print(f"# fresh clone `make {target}`: rc={proc.returncode}, {took:.0f} s wall, "
+          f"{user + system:.0f} s CPU (user {user:.0f} + sys {system:.0f}: make and "
+          "every process it waited for); "
           f"load average (1, 5, 15 min) before {load[0]:.1f} {load[1]:.1f} {load[2]:.1f}, "
           f"after {' '.join(f'{x:.1f}' for x in os.getloadavg())}; log: {log}\n")
     print(make_stage_table([line for _, line in lines]))
