@@ -389,6 +389,18 @@ def check_path(name: str, path) -> Path:
     return Path(path)
 
 
+def check_folder(name: str, folder) -> Path:
+    """``folder`` as a Path to a folder (made if missing), or one InputError."""
+    folder = check_path(name, folder)
+    if folder.exists() and not folder.is_dir():
+        raise InputError(f"{name} {folder} is a file, not a folder; give a folder.")
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+    except OSError as e:
+        raise InputError(f"cannot make the folder {folder} ({e.strerror}).") from None
+    return folder
+
+
 def check_text(name: str, text) -> None:
     if not isinstance(text, str):
         raise InputTypeError(f"{name} must be text (a str); got {describe(text)}.")

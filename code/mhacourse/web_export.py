@@ -454,18 +454,14 @@ def _precomputed_job() -> tuple[str, dict]:
     return "precomputed", precomputed_views()
 
 
-#: Each job's seconds on one core, quiet (the graphs in a process each,
-#: 2026-11-30, before :func:`onnx_program.recorded_types` took 1-4 s off
-#: each): :func:`export_jobs` puts the longest first (the order is what counts).
+#: Each job's seconds on one core, quiet, a process each (before recorded_types
+#: took 1-4 s off each graph): :func:`export_jobs` puts the longest first.
 JOB_SECONDS = {"circuits": 16.8, "ablate": 14.4, "minilm": 13.8, "patch": 11.6,
                "step": 10.8, "evaluate": 8.5, "forward": 7.1, "init": 5.9,
                "data": 3.5, "precomputed": 0.8}
 #: Where :func:`build`'s extra jobs go: before the jobs shorter than this.
-#: SmolLM2's page export takes 9.2 s alone, but 28-50 s of a fresh build's
-#: wall time (it reads the 540 MB model and writes a 98 MB graph beside the
-#: chapters): placed by its 9.2 s, it was the last job to end, 5-7 s after
-#: everything else. Third: late enough that chapter 17 has made the model's
-#: cache (the first to load the model dequantizes it while the other waits).
+#: SmolLM2's export takes 9.2 s alone but 25-50 s in a build, the pool's last
+#: to end when placed by its 9.2 s; third, chapter 17 has made its cache.
 EXTRA_SECONDS = 14.0
 
 

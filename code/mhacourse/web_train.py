@@ -76,6 +76,7 @@ from ._validate import (
     InputError,
     InputTypeError,
     check_bool,
+    check_folder,
     check_graph_module,
     check_path,
     check_positive_int,
@@ -483,21 +484,15 @@ DATA_FILES = {"pool": "pool.f16", "batches": "batches.u16", "heldout": "heldout.
 
 
 def write_data(out) -> dict:
-    """``pool.f16``, ``batches.u16``, ``heldout.u16``, ``baseline.f32`` in
-    ``out``; returns their entries for the manifest."""
+    """:data:`DATA_FILES` in ``out``; returns their entries for the manifest."""
     out = check_folder("out", out)
-    x_held = heldout()[0]
-    arrays = {
-        "pool": st.noise_pool().numpy().astype(np.float16),
-        "batches": batches().numpy().astype(np.uint16),
-        "heldout": x_held.numpy().astype(np.uint16),
-        "baseline": baseline_table(),
-    }
-    files = {key: (DATA_FILES[key], array) for key, array in arrays.items()}
     entries = {}
-    for key, (name, array) in files.items():
-        (out / name).write_bytes(array.tobytes())
-        entries[key] = {"file": name, "shape": list(array.shape),
+    for key, array in (("pool", st.noise_pool().numpy().astype(np.float16)),
+                       ("batches", batches().numpy().astype(np.uint16)),
+                       ("heldout", heldout()[0].numpy().astype(np.uint16)),
+                       ("baseline", baseline_table())):
+        (out / DATA_FILES[key]).write_bytes(array.tobytes())
+        entries[key] = {"file": DATA_FILES[key], "shape": list(array.shape),
                         "dtype": str(array.dtype), "bytes": array.nbytes}
     entries["baseline"]["columns"] = list(BASELINE_COLUMNS)
     return entries
@@ -535,19 +530,6 @@ def graph_io(kind: str) -> dict:
     derived |= {f"{a}_{w}" for a in ("new", "grad") for w in derived}
     return {"inputs": list(INPUTS[kind]),
             "outputs": [o for o in outputs if o not in derived]}
-
-
-def check_folder(name: str, folder) -> Path:
-    """``folder`` as a Path to a folder (made if missing), or one InputError."""
-    folder = check_path(name, folder)
-    if folder.exists() and not folder.is_dir():
-        raise InputError(f"{name} {folder} is a file, not a folder; give a folder "
-                         "for the training data.")
-    try:
-        folder.mkdir(parents=True, exist_ok=True)
-    except OSError as e:
-        raise InputError(f"cannot make the folder {folder} ({e.strerror}).") from None
-    return folder
 
 
 def param_dims() -> dict:
