@@ -26,7 +26,6 @@ import argparse
 import json
 import os
 import statistics
-import subprocess
 import sys
 import time
 from pathlib import Path
@@ -34,11 +33,19 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "scripts"))  # site_browser
 sys.path.insert(0, str(ROOT / "benchmarks"))
-from bench_reader import ACCURACY, panel, pause, set_size, settle  # noqa: E402
+from bench_reader import (  # noqa: E402
+    ACCURACY,
+    PAGE,
+    engine_step,
+    new_page,
+    panel,
+    pause,
+    set_size,
+    settle,
+)
 
-from site_browser import CHROMIUM, CHROMIUM_ARGS, DRIVE, block_outside, serve  # noqa: E402
+from site_browser import CHROMIUM, CHROMIUM_ARGS, serve  # noqa: E402
 
-PAGE = "chapters/explorer.html"
 OUT = ROOT / "benchmarks" / "results" / "page_step.json"
 SILENT_WORKER = "self.onmessage = () => {};"  # takes every read-out, answers none
 # In the page: the time (ms after Train's click) at which the panel's step
@@ -56,13 +63,11 @@ MARKS = """([pattern]) => { const P = mha.trainer.panels[0], t0 = performance.no
 
 
 def open_panel(browser, base, silent: bool):
-    context = browser.new_context(viewport={"width": 1280, "height": 900}, **DRIVE)
     blocked: list[str] = []
-    block_outside(context, base, blocked)
+    page = new_page(browser, base, 1280, blocked)
     if silent:
-        context.route("**/readout-worker.js", lambda route: route.fulfill(
+        page.context.route("**/readout-worker.js", lambda route: route.fulfill(
             status=200, body=SILENT_WORKER, content_type="text/javascript"))
-    page = context.new_page()
     page.goto(f"{base}/{PAGE}")
     panel(page).scroll_into_view_if_needed()
     return page, blocked
@@ -121,10 +126,7 @@ def main() -> int:
         print(f"Train -> 90 %: {cut}", flush=True)
         version = browser.version
         browser.close()
-    data = ROOT / "_build" / "html" / "_static" / "explorer-data"
-    done = subprocess.run(["node", str(ROOT / "benchmarks" / "step_engine.mjs"), str(data),
-                           "4", "16", "200"], check=True, capture_output=True, text=True)
-    engine = json.loads(done.stdout.strip().splitlines()[-1])["ms_per_step"]
+    engine = engine_step(1)["median_ms"]
     on, off = statistics.median(steady["on"]), statistics.median(steady["off"])
     result = {"machine": {"cpus": os.cpu_count(), "load_average_before": load,
                           "load_average_after": os.getloadavg()}, "browser": version,

@@ -3,6 +3,8 @@ ExportedProgram. Small functions, exported and run by onnxruntime at sizes
 other than the example's; the refusals torch.export would have made."""
 from __future__ import annotations
 
+import contextlib
+
 import numpy as np
 import onnx
 import pytest
@@ -112,13 +114,10 @@ def test_recorded_types_give_the_same_casts_as_the_exporters_pass(tmp_path):
     args = (torch.randn(3, 4), torch.arange(12).reshape(3, 4))
     dynamic = [{0: N}, {0: N}]
     files = []
-    for name, context in (("original", None), ("recorded", op.recorded_types)):
+    for name, context in (("original", contextlib.nullcontext), ("recorded", op.recorded_types)):
         path = tmp_path / f"{name}.onnx"
-        if context is None:
+        with context():
             export(mixed, args, dynamic, path, ["x", "i"])
-        else:
-            with context():
-                export(mixed, args, dynamic, path, ["x", "i"])
         files.append(path.read_bytes())
     assert files[0] == files[1]
     model = onnx.load_from_string(files[1])

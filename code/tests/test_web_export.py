@@ -132,8 +132,8 @@ def test_export_jobs_cover_every_graph_once_longest_first(tmp_path):
     """One job per graph (the training graphs and MiniLM's), one for the
     training data's files and one for the precomputed views, longest first
     by JOB_SECONDS; the extra jobs (the build's SmolLM2) before those
-    shorter than EXTRA_SECONDS. The tiny
-    models are weight files, not jobs (test_web_train checks them)."""
+    shorter than EXTRA_SECONDS. The tiny models are weight files, not jobs
+    (test_web_train checks them)."""
     jobs = web_export.export_jobs(tmp_path)
     train = [args[1] for fn, args in jobs if fn is web_train.export_job]
     assert sorted(train) == sorted(web_train.STEP_NAMES)
