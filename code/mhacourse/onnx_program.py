@@ -22,6 +22,10 @@ trace instead:
   each declared axis became, so that the ONNX file names them
   (:func:`rename_dims`) as the export did (``d_model``, ``h``, ``L``, ``N``).
 
+:func:`trace`'s ``swaps`` traces a twin in place of one of the package's
+functions wherever the package calls it (:func:`_swapped`; the trainer's
+graphs take one-operation softmax and LayerNorm this way, ``web_train.FUSED``).
+
 It checks what ``torch.export`` would have refused: an axis declared
 dynamic that the trace fixed to its example's size, and two axes of
 different names that the trace found to be equal.
@@ -36,6 +40,7 @@ from __future__ import annotations
 import contextlib
 import operator
 import re
+import sys
 
 import sympy
 import torch
@@ -69,6 +74,14 @@ def check_trace(fn, args, dynamic) -> None:
         raise InputTypeError(f"fn must be a function of the example inputs; "
                              f"got {describe(fn)}.")
     check_dynamic(args, dynamic)
+
+
+def check_swaps(swaps) -> None:
+    """``swaps`` a tuple of pairs of functions ``(function, twin)``."""
+    if not isinstance(swaps, tuple) or not all(
+            isinstance(p, tuple) and len(p) == 2 and all(map(callable, p)) for p in swaps):
+        raise InputError(f"swaps must be a tuple of pairs (function, twin); "
+                         f"got {describe(swaps)}.")
 
 
 def check_dim_names(gm, dynamic) -> None:
@@ -188,14 +201,17 @@ def _share_sizes(gm: torch.fx.GraphModule) -> int:
 
 
 def trace(fn, args: tuple, dynamic, decompositions: dict | None = None,
-          rewrite=None) -> torch.fx.GraphModule:
+          rewrite=None, swaps: tuple = ()) -> torch.fx.GraphModule:
     """``make_fx`` of ``fn`` on :func:`fake_inputs` (``decompositions``:
-    operation -> its decomposition, applied while tracing), then
-    :func:`_numel_to_sizes` and ``rewrite(gm)`` if given. Each node it adds
-    gets its fake value (``meta["val"]``), as the export needs."""
+    operation -> its decomposition, applied while tracing; ``swaps``: pairs
+    ``(function, twin)``, the twin traced wherever the package calls the
+    function, :func:`_swapped`), then :func:`_numel_to_sizes` and
+    ``rewrite(gm)`` if given. Each node it adds gets its fake value
+    (``meta["val"]``), as the export needs."""
     check_trace(fn, args, dynamic)
+    check_swaps(swaps)
     mode, fakes = fake_inputs(args, dynamic)
-    with mode:
+    with mode, _swapped(swaps):
         gm = make_fx(fn, decomposition_table=decompositions or {})(*fakes)
     _numel_to_sizes(gm)
     if rewrite is not None:
@@ -206,6 +222,29 @@ def trace(fn, args: tuple, dynamic, decompositions: dict | None = None,
                 node.meta["val"] = torch.empty((), dtype=node.kwargs["dtype"])
     _share_sizes(gm)
     return gm
+
+
+@contextlib.contextmanager
+def _swapped(swaps: tuple):
+    """Within: each module of this package that binds a function of
+    ``swaps`` (the module that defines it, and each that imports it by
+    name) binds its twin instead, so that a trace records the twin. Every
+    binding is restored on the way out."""
+    package = __name__.partition(".")[0]
+    done = []
+    try:
+        for function, twin in swaps:
+            for module in list(sys.modules.values()):
+                if getattr(module, "__name__", "").partition(".")[0] != package:
+                    continue
+                for name, value in list(vars(module).items()):
+                    if value is function:
+                        setattr(module, name, twin)
+                        done.append((module, name, function))
+        yield done
+    finally:
+        for module, name, function in reversed(done):
+            setattr(module, name, function)
 
 
 def _lift_constants(gm: torch.fx.GraphModule) -> tuple[list[InputSpec], dict]:

@@ -131,11 +131,46 @@ def test_recorded_types_give_the_same_casts_as_the_exporters_pass(tmp_path):
     assert _fx_passes.insert_type_promotion_nodes is not op._insert_type_promotion_nodes
 
 
+def test_swaps_trace_the_twin_and_restore_every_binding():
+    """``swaps``: the twin is traced wherever the package calls the function,
+    its own module and a module that imported it by name, and both bindings
+    are the function again afterwards, also when the trace fails."""
+    from mhacourse import attention, block
+    from mhacourse.tiny_model import model
+
+    def twice(x, *_):  # a twin that the graph shows: exp, not the core's steps
+        return x.exp() * 2
+
+    def through_the_package(x):
+        return attention._softmax_core(x) + model._layer_norm_core(x, x[0], x[0])
+
+    swaps = ((attention._softmax_core, twice), (block._layer_norm_core, twice))
+    gm = op.trace(through_the_package, (torch.randn(4, 3),), [{0: N}], swaps=swaps)
+    targets = [n.target for n in gm.graph.nodes]
+    assert targets.count(torch.ops.aten.exp.default) == 2
+    assert torch.ops.aten.amax.default not in targets
+    assert attention._softmax_core.__name__ == "_softmax_core"
+    assert model._layer_norm_core is block._layer_norm_core
+    assert block._layer_norm_core.__name__ == "_layer_norm_core"
+    with pytest.raises(RuntimeError):
+        op.trace(lambda x: attention._softmax_core(x).view(7), (torch.randn(4, 3),),
+                 [None], swaps=swaps)
+    assert attention._softmax_core.__name__ == "_softmax_core"
+    # without swaps the package's own steps are traced
+    plain = [n.target for n in op.trace(through_the_package, (torch.randn(4, 3),),
+                                        [{0: N}]).graph.nodes]
+    assert torch.ops.aten.amax.default in plain
+
+
 @pytest.mark.parametrize("call, words", [
     (lambda: op.trace(scaled_rows, [torch.ones(2)], [None]), "args must be a tuple"),
     (lambda: op.trace(scaled_rows, (torch.ones(2),), []), "one entry for each"),
     (lambda: op.trace(scaled_rows, (torch.ones(2),), [{1: N}]), "dynamic\\[0\\]"),
     (lambda: op.trace(5, (torch.ones(2),), [None]), "fn must be a function"),
+    (lambda: op.trace(scaled_rows, (torch.ones(2),), [None], swaps=[(abs, abs)]),
+     "swaps must be a tuple of pairs"),
+    (lambda: op.trace(scaled_rows, (torch.ones(2),), [None], swaps=((abs, 3),)),
+     "swaps must be a tuple of pairs"),
     (lambda: op.exported_program("graph"), "gm must be a torch.fx.GraphModule"),
     (lambda: op.dim_names(None, [None]), "gm must be a torch.fx.GraphModule"),
     (lambda: op.dim_names(op.trace(scaled_rows, (torch.ones(2, 3), torch.ones(3, 3)),
