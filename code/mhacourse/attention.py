@@ -47,6 +47,16 @@ def _softmax_core(scores: torch.Tensor) -> torch.Tensor:
     return e / e.sum(dim=-1, keepdim=True)  # (..., L, S)
 
 
+def _softmax_fused(scores: torch.Tensor) -> torch.Tensor:
+    """:func:`_softmax_core`'s equation as one operation, ``torch.softmax``
+    (ONNX ``Softmax``): the exported training graphs use it
+    (``web_train.FUSED``), as onnxruntime runs one fused kernel for it where
+    the four steps above are four passes, and their gradients more. Equal
+    to :func:`_softmax_core` up to float rounding (``test_web_train``).
+    Shapes: (..., L, S) -> (..., L, S)."""
+    return torch.softmax(scores, dim=-1)  # (..., L, S)
+
+
 def attention_scores(Q: torch.Tensor, K: torch.Tensor,
                      allow_nonfinite: bool = False) -> torch.Tensor:
     """Checked :func:`_scores_core`: ``Q K^T / sqrt(d_k)``.

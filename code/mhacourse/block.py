@@ -70,6 +70,15 @@ def _layer_norm_core(x, gamma, beta, eps: float = 1e-5):
     return gamma * (x - mean) / torch.sqrt(var + eps) + beta
 
 
+def _layer_norm_fused(x, gamma, beta, eps: float = 1e-5):
+    """:func:`_layer_norm_core`'s equation as one operation,
+    ``F.layer_norm`` (ONNX ``LayerNormalization``), for the exported
+    training graphs (``web_train.FUSED``). Equal to :func:`_layer_norm_core`
+    up to float rounding (``test_web_train``). Shapes: x (..., d_model),
+    gamma and beta (d_model,) -> (..., d_model)."""
+    return F.layer_norm(x, x.shape[-1:], gamma, beta, eps)  # (..., d_model)
+
+
 def feed_forward(x, W_1, b_1, W_2, b_2, activation: str = "relu"):
     """``act(x W_1 + b_1) W_2 + b_2``: (..., d_model) -> (..., d_ff) -> (..., d_model)."""
     check_activation(activation)

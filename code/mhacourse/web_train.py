@@ -71,7 +71,7 @@ from pathlib import Path
 import numpy as np
 import torch
 
-from . import onnx_program, tasks, web_patch
+from . import attention, block, onnx_program, tasks, web_patch
 from ._validate import (
     InputError,
     InputTypeError,
@@ -87,19 +87,27 @@ from .catalogue import BUDGET_D_MODEL, SEED, steps_for
 from .circuits import GRAPH_READOUTS
 from .circuits.core import KINDS, PROBE_N, _baseline_core, _readouts_core
 from .tiny_model import step as st
+from .tiny_model import training
 from .tiny_model.model import TinyConfig
 from .tiny_model.training import DATA_SEED_OFFSET, HELDOUT_N, heldout
 from .web_inputs import INPUTS, _example_inputs, inputs_table
 
 __doc__ = __doc__.replace("{INPUTS}", inputs_table())
 
-OPSET = 18
+OPSET = 20  # ONNX Gelu (20): one operation
 H_MAX = 16  # heads: 1 .. 16
 D_K_RANGE = (2, 64)  # width of a head
 D_MODEL_MAX = 256  # time: a step at d_model 256 takes ~0.1 s in the page
 MAX_STEPS = 1500  # the longest run the page offers (train_tiny_models' d_model 8)
 EXAMPLE = TinyConfig(h=3, d_k=7)  # traced at d_model 21: no size equals another
 MOMENTS = ("m", "v")  # the step's AdamW moments, each one vector (n_weights,)
+#: The package's cores that the graphs trace as their twins, the same
+#: equation: softmax and LayerNorm as one operation each (ONNX ``Softmax``,
+#: ``LayerNormalization``; onnxruntime-web runs one kernel where the written-
+#: out forms and their gradients are many), the loss on (B·L, V) rows
+FUSED = ((attention._softmax_core, attention._softmax_fused),
+         (block._layer_norm_core, block._layer_norm_fused),
+         (training._loss_core, training._loss_rows))
 STEP_NAMES = ("step", "ablate", "patch", "evaluate", "forward", "circuits", "init")  # longest first
 
 
@@ -368,13 +376,14 @@ def onnx_decompositions() -> dict:
 def trace(kind: str, cfg: TinyConfig = EXAMPLE) -> torch.fx.GraphModule:
     """``make_fx`` of one graph's function with the declared sizes symbolic
     (:func:`_dynamic_shapes`) and the others fixed, already decomposed into
-    the operations ONNX has (:func:`onnx_decompositions`):
+    the operations ONNX has (:func:`onnx_decompositions`), the cores of
+    :data:`FUSED` traced as their one-operation twins:
     :func:`mhacourse.onnx_program.trace`."""
     check_kind(kind)
     st.param_names()  # build the name list outside the trace
     fn, args, _, _ = graph_functions(cfg)[kind]
     return onnx_program.trace(fn, args, _dynamic_shapes(kind, args, cfg),
-                              onnx_decompositions(), rewrite=scalars_to_tensors)
+                              onnx_decompositions(), rewrite=scalars_to_tensors, swaps=FUSED)
 
 
 @contextlib.contextmanager

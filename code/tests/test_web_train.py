@@ -15,9 +15,10 @@ import numpy as np
 import pytest
 import torch
 
-from mhacourse import explorer, tasks, web_export, web_inputs, web_train
+from mhacourse import attention, block, explorer, tasks, web_export, web_inputs, web_train
 from mhacourse import tiny_model as tm
 from mhacourse.tiny_model import step as st
+from mhacourse.tiny_model import training
 
 ort = pytest.importorskip("onnxruntime")
 
@@ -447,6 +448,50 @@ def test_every_input_of_every_graph_is_read():
             assert sorted(unused) == sorted(circuits_unread()), unused
             continue
         assert unused == [], f"{kind}.onnx ignores {unused}"
+
+
+@pytest.mark.parametrize("core,twin,args", [
+    (attention._softmax_core, attention._softmax_fused,
+     lambda: [torch.randn(3, 4, 7, 7).masked_fill(torch.ones(7, 7).triu(1).bool(),
+                                                  float("-inf"))]),
+    (block._layer_norm_core, block._layer_norm_fused,
+     lambda: [3 * torch.randn(5, 6, 21) + 2, torch.randn(21), torch.randn(21)]),
+    (training._loss_core, training._loss_rows,
+     lambda: [4 * torch.randn(6, 9, 40), torch.randint(0, 40, (6, 9)),
+              torch.randint(0, 3, (6, 9))]),
+])
+def test_the_fused_twins_equal_the_package_cores(core, twin, args):
+    """web_train.FUSED: the graphs trace each core as its twin (one
+    operation; the loss on rows); the values and the gradients agree to
+    float rounding (a causal mask's -inf included)."""
+    torch.manual_seed(0)
+    a = [t.requires_grad_() if t.is_floating_point() else t for t in args()]
+    b = [t.detach().clone().requires_grad_(t.requires_grad) for t in a]
+    want, got = core(*a), twin(*b)
+    torch.testing.assert_close(got, want, rtol=1e-5, atol=1e-6)
+    w = torch.randn_like(want)
+    grad = [t for t in a if t.requires_grad], [t for t in b if t.requires_grad]
+    for ga, gb in zip(torch.autograd.grad((want * w).sum(), grad[0]),
+                      torch.autograd.grad((got * w).sum(), grad[1]), strict=True):
+        torch.testing.assert_close(gb, ga, rtol=1e-4, atol=1e-5)
+    assert (core, twin) in web_train.FUSED
+
+
+def test_the_step_graph_holds_the_fused_operations_and_the_package_is_restored():
+    """Every softmax and LayerNorm of the step (2 attention layers, 5 norms)
+    is one ONNX operation, and the trace leaves the package's own cores bound
+    where they were (model.py imports _layer_norm_core by name)."""
+    from mhacourse.tiny_model import model
+    gm = web_train.trace("step")
+    targets = [n.target for n in gm.graph.nodes if n.op == "call_function"]
+    assert targets.count(torch.ops.aten._softmax.default) == 2
+    assert targets.count(torch.ops.aten.native_layer_norm.default) == 5
+    # the loss's log-softmax along the rows' last axis: no (B, V, L) transpose
+    soft, = [n for n in gm.graph.nodes if n.target is torch.ops.aten._log_softmax.default]
+    assert soft.args[1] in (-1, 1) and soft.args[0].meta["val"].dim() == 2
+    assert model._layer_norm_core is block._layer_norm_core
+    assert block._block_core.__globals__["_layer_norm_core"] is block._layer_norm_core
+    assert attention.__dict__["_softmax_core"].__name__ == "_softmax_core"
 
 
 def circuits_unread() -> list[str]:

@@ -88,6 +88,17 @@ def _loss_core(logits, y, kind):
     return (ce * scored).sum() / scored.sum()
 
 
+def _loss_rows(logits, y, kind):
+    """:func:`_loss_core` with the logits as rows ``(B·L, V)``: the same
+    cross-entropy, its log-softmax along the last (contiguous) axis, so that
+    the exported step has no transposes of a (B, V, L) layout, there and
+    back in the gradient (``web_train.FUSED``). Equal up to float rounding
+    (``test_web_train``). Shapes: logits (B, L, V), y (B, L) -> ()."""
+    ce = F.cross_entropy(logits.flatten(0, 1), y.flatten(), reduction="none")  # (B*L,)
+    scored = (kind != tasks.NOT_SCORED).flatten().to(ce.dtype)  # (B*L,)
+    return (ce * scored).sum() / scored.sum()
+
+
 def _lr_factor(s: torch.Tensor, steps: torch.Tensor, warmup) -> torch.Tensor:
     """The learning rate of step ``s`` (0, 1, ...) of ``steps``, as a fraction
     of the peak: linear warm-up over ``warm = min(warmup, steps // 4 + 1)``
