@@ -92,6 +92,7 @@ async function setup(msg) {
     drawEvery: msg.drawEvery,
     feeds: msg.feeds || {},
   };
+  await warmUp();
   postWithWeights({
     type: "ready",
     h: msg.h,
@@ -118,16 +119,33 @@ function postWithWeights(msg) {
 const stepFetches = () =>
   ["loss", "grad_norm", "new_m", "new_v"].concat(T.params.map((p) => "new_" + p.input));
 
-async function step() {
-  const s = run.s,
-    B = T.batch[0],
+// The step graph's inputs at step s of the run: its weights and moments, the
+// schedule, the knobs and step s's batch.
+function stepFeeds(s) {
+  const B = T.batch[0],
     L = T.batch[1];
   const feeds = weightFeeds(T, run.params, run.h, { m: run.m, v: run.v });
   feeds.s = scalar(s);
   feeds.steps = scalar(run.steps);
   knobFeeds(run.feeds, feeds);
   feeds.x = ids64(data.batches, s * B * L, B * L, [B, L]);
-  const r = await sessions.step.run(only(sessions.step, feeds), stepFetches());
+  return only(sessions.step, feeds);
+}
+
+// onnxruntime plans a graph's memory on its first runs at new sizes, and
+// those are slow (the first four steps took 300 ms more than four later
+// ones in Node at h 4, d_k 16): two steps of the new model, their results
+// dropped (the graph has no state), before the page says "ready", so that
+// Train's first steps run at speed.
+async function warmUp() {
+  for (let i = 0; i < 2; i++) {
+    await sessions.step.run(stepFeeds(0), stepFetches());
+  }
+}
+
+async function step() {
+  const s = run.s;
+  const r = await sessions.step.run(stepFeeds(s), stepFetches());
   const loss = r.loss.data[0],
     norm = r.grad_norm.data[0];
   if (!Number.isFinite(loss) || !Number.isFinite(norm)) {
