@@ -246,6 +246,10 @@ def test_ablation_equals_the_package(page):
     assert panel(p, i).locator(".mha-train-heads canvas").first.is_hidden(), "no picture"
     for k in range(2 * h):
         panel(p, i).locator(f"#mha-train-1-use-{k}").check()
+        # the first head back on brings the pictures back and the line goes:
+        # the switches move down the page, so the next click waits for that
+        # (a busy CI run clicked where a switch had been)
+        p.wait_for_function("!mha.trainer.panels[0].ablating && !mha.trainer.panels[0].drawing")
     p.wait_for_function("mha.trainer.panels[0].ablated === null")
     assert panel(p, i).locator(".mha-train-ablation").inner_text() == ""
     assert panel(p, i).locator(".mha-train-heads").is_visible()
