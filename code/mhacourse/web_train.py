@@ -101,12 +101,12 @@ D_MODEL_MAX = 256  # time: a step at d_model 256 takes ~0.1 s in the page
 MAX_STEPS = 1500  # the longest run the page offers (train_tiny_models' d_model 8)
 EXAMPLE = TinyConfig(h=3, d_k=7)  # traced at d_model 21: no size equals another
 MOMENTS = ("m", "v")  # the step's AdamW moments, each one vector (n_weights,)
-#: The package's cores that the graphs trace as their twins, the same
-#: equation: softmax and LayerNorm as one operation each (ONNX ``Softmax``,
-#: ``LayerNormalization``; onnxruntime-web runs one kernel where the written-
-#: out forms and their gradients are many), the loss on (B·L, V) rows
+#: The cores the graphs trace as their twins (the same equations): softmax
+#: and LayerNorm as one ONNX operation each, GELU keeping its erf for the
+#: gradient, the loss on (B·L, V) rows with its gradient written out
 FUSED = ((attention._softmax_core, attention._softmax_fused),
          (block._layer_norm_core, block._layer_norm_fused),
+         (block._feed_forward_core, block._feed_forward_fused),
          (training._loss_core, training._loss_rows))
 STEP_NAMES = ("step", "ablate", "patch", "evaluate", "forward", "circuits", "init")  # longest first
 

@@ -459,18 +459,27 @@ def test_every_input_of_every_graph_is_read():
     (training._loss_core, training._loss_rows,
      lambda: [4 * torch.randn(6, 9, 40), torch.randint(0, 40, (6, 9)),
               torch.randint(0, 3, (6, 9))]),
+    (block._feed_forward_core, block._feed_forward_fused,
+     lambda: [torch.randn(5, 6, 12), torch.randn(12, 20), torch.randn(20),
+              torch.randn(20, 12), torch.randn(12), "gelu"]),
+    (block._feed_forward_core, block._feed_forward_fused,
+     lambda: [torch.randn(5, 6, 12), torch.randn(12, 20), torch.randn(20),
+              torch.randn(20, 12), torch.randn(12), "relu"]),
 ])
 def test_the_fused_twins_equal_the_package_cores(core, twin, args):
     """web_train.FUSED: the graphs trace each core as its twin (one
     operation; the loss on rows); the values and the gradients agree to
     float rounding (a causal mask's -inf included)."""
     torch.manual_seed(0)
-    a = [t.requires_grad_() if t.is_floating_point() else t for t in args()]
-    b = [t.detach().clone().requires_grad_(t.requires_grad) for t in a]
+    a = [t.requires_grad_() if torch.is_tensor(t) and t.is_floating_point() else t
+         for t in args()]
+    b = [t.detach().clone().requires_grad_(t.requires_grad) if torch.is_tensor(t) else t
+         for t in a]
     want, got = core(*a), twin(*b)
     torch.testing.assert_close(got, want, rtol=1e-5, atol=1e-6)
     w = torch.randn_like(want)
-    grad = [t for t in a if t.requires_grad], [t for t in b if t.requires_grad]
+    grad = ([t for t in a if torch.is_tensor(t) and t.requires_grad],
+            [t for t in b if torch.is_tensor(t) and t.requires_grad])
     for ga, gb in zip(torch.autograd.grad((want * w).sum(), grad[0]),
                       torch.autograd.grad((got * w).sum(), grad[1]), strict=True):
         torch.testing.assert_close(gb, ga, rtol=1e-4, atol=1e-5)
@@ -479,16 +488,24 @@ def test_the_fused_twins_equal_the_package_cores(core, twin, args):
 
 def test_the_step_graph_holds_the_fused_operations_and_the_package_is_restored():
     """Every softmax and LayerNorm of the step (2 attention layers, 5 norms)
-    is one ONNX operation, and the trace leaves the package's own cores bound
-    where they were (model.py imports _layer_norm_core by name)."""
+    is one ONNX operation, GELU computes erf once, the loss's gradient is
+    softmax minus the targets, and the trace leaves the package's own cores
+    bound where they were (model.py imports _layer_norm_core by name)."""
     from mhacourse.tiny_model import model
     gm = web_train.trace("step")
     targets = [n.target for n in gm.graph.nodes if n.op == "call_function"]
-    assert targets.count(torch.ops.aten._softmax.default) == 2
+    soft = [n for n in gm.graph.nodes if n.target is torch.ops.aten._softmax.default]
+    assert [n.args[0].meta["val"].dim() for n in soft] == [4, 4, 2]  # 2 layers, the loss's gradient
     assert targets.count(torch.ops.aten.native_layer_norm.default) == 5
+    # GELU: one erf a layer (the gradient reuses it), no gelu_backward
+    assert targets.count(torch.ops.aten.erf.default) == 2
+    assert torch.ops.aten.gelu_backward.default not in targets
     # the loss's log-softmax along the rows' last axis: no (B, V, L) transpose
-    soft, = [n for n in gm.graph.nodes if n.target is torch.ops.aten._log_softmax.default]
-    assert soft.args[1] in (-1, 1) and soft.args[0].meta["val"].dim() == 2
+    log_soft, = [n for n in gm.graph.nodes if n.target is torch.ops.aten._log_softmax.default]
+    assert log_soft.args[1] in (-1, 1) and log_soft.args[0].meta["val"].dim() == 2
+    # its gradient is the written-out one (_RowsCrossEntropy): softmax minus the targets
+    assert torch.ops.aten._log_softmax_backward_data.default not in targets
+    assert targets.count(torch.ops.aten.scatter_add.default) == 1
     assert model._layer_norm_core is block._layer_norm_core
     assert block._block_core.__globals__["_layer_norm_core"] is block._layer_norm_core
     assert attention.__dict__["_softmax_core"].__name__ == "_softmax_core"

@@ -92,11 +92,41 @@ def _loss_rows(logits, y, kind):
     """:func:`_loss_core` with the logits as rows ``(B·L, V)``: the same
     cross-entropy, its log-softmax along the last (contiguous) axis, so that
     the exported step has no transposes of a (B, V, L) layout, there and
-    back in the gradient (``web_train.FUSED``). Equal up to float rounding
-    (``test_web_train``). Shapes: logits (B, L, V), y (B, L) -> ()."""
-    ce = F.cross_entropy(logits.flatten(0, 1), y.flatten(), reduction="none")  # (B*L,)
-    scored = (kind != tasks.NOT_SCORED).flatten().to(ce.dtype)  # (B*L,)
-    return (ce * scored).sum() / scored.sum()
+    back in the gradient, and with the gradient written out
+    (:class:`_RowsCrossEntropy`) (``web_train.FUSED``). Equal up to float
+    rounding (``test_web_train``). Shapes: logits (B, L, V), y (B, L) -> ()."""
+    scored = (kind != tasks.NOT_SCORED).flatten().to(logits.dtype)  # (B*L,)
+    return _RowsCrossEntropy.apply(logits.flatten(0, 1), y.flatten(),  # (B*L, V), (B*L,)
+                                   scored / scored.sum())
+
+
+class _RowsCrossEntropy(torch.autograd.Function):
+    """``sum_r w_r · (-log softmax(z_r)[y_r])`` for rows ``z`` (R, V),
+    targets ``y`` (R,) and weights ``w`` (R,), with its gradient as one
+    formula: ``dz_r = g · w_r · (softmax(z_r) - onehot(y_r))``.
+
+    autograd's own gradient of ``log_softmax`` is ``exp`` of its output, a
+    row sum and products, each a pass over (R, V): in onnxruntime-web the
+    ``Exp`` alone takes longer than the one-operation ``Softmax`` used here
+    (``web_train.FUSED``). The weights get no gradient (they come from the
+    data)."""
+
+    @staticmethod
+    def forward(z, y, w):
+        log_p = torch.log_softmax(z, dim=-1)  # (R, V)
+        return -(log_p.gather(-1, y[:, None])[:, 0] * w).sum()  # ()
+
+    @staticmethod
+    def setup_context(ctx, inputs, output):
+        z, y, w = inputs
+        ctx.save_for_backward(z, y, w)
+
+    @staticmethod
+    def backward(ctx, g):
+        z, y, w = ctx.saved_tensors
+        c = (g * w)[:, None]  # (R, 1)
+        dz = (torch.softmax(z, dim=-1) * c).scatter_add(-1, y[:, None], -c)  # (R, V)
+        return dz, None, None
 
 
 def _lr_factor(s: torch.Tensor, steps: torch.Tensor, warmup) -> torch.Tensor:
