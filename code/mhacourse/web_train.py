@@ -101,13 +101,13 @@ D_MODEL_MAX = 256  # time: a step at d_model 256 takes ~0.1 s in the page
 MAX_STEPS = 1500  # the longest run the page offers (train_tiny_models' d_model 8)
 EXAMPLE = TinyConfig(h=3, d_k=7)  # traced at d_model 21: no size equals another
 MOMENTS = ("m", "v")  # the step's AdamW moments, each one vector (n_weights,)
-#: The cores the graphs trace as their twins (the same equations): softmax
-#: and LayerNorm as one ONNX operation each, GELU keeping its erf for the
-#: gradient, the loss on (B·L, V) rows with its gradient written out
+#: The cores the graphs trace as twins (same equations): softmax, LayerNorm
+#: as one ONNX operation each, the loss on (B·L, V) rows with its gradient
+#: written out; the step's alone: GELU keeping erf for its gradient
 FUSED = ((attention._softmax_core, attention._softmax_fused),
          (block._layer_norm_core, block._layer_norm_fused),
-         (block._feed_forward_core, block._feed_forward_fused),
          (training._loss_core, training._loss_rows))
+STEP_FUSED = FUSED + ((block._feed_forward_core, block._feed_forward_fused),)
 STEP_NAMES = ("step", "ablate", "patch", "evaluate", "forward", "circuits", "init")  # longest first
 
 
@@ -377,13 +377,13 @@ def trace(kind: str, cfg: TinyConfig = EXAMPLE) -> torch.fx.GraphModule:
     """``make_fx`` of one graph's function with the declared sizes symbolic
     (:func:`_dynamic_shapes`) and the others fixed, already decomposed into
     the operations ONNX has (:func:`onnx_decompositions`), the cores of
-    :data:`FUSED` traced as their one-operation twins:
-    :func:`mhacourse.onnx_program.trace`."""
+    :data:`FUSED` (:data:`STEP_FUSED`) traced as twins (``onnx_program.trace``)."""
     check_kind(kind)
     st.param_names()  # build the name list outside the trace
     fn, args, _, _ = graph_functions(cfg)[kind]
-    return onnx_program.trace(fn, args, _dynamic_shapes(kind, args, cfg),
-                              onnx_decompositions(), rewrite=scalars_to_tensors, swaps=FUSED)
+    swaps = STEP_FUSED if kind == "step" else FUSED
+    return onnx_program.trace(fn, args, _dynamic_shapes(kind, args, cfg), onnx_decompositions(),
+                              rewrite=scalars_to_tensors, swaps=swaps)
 
 
 @contextlib.contextmanager

@@ -483,7 +483,16 @@ def test_the_fused_twins_equal_the_package_cores(core, twin, args):
     for ga, gb in zip(torch.autograd.grad((want * w).sum(), grad[0]),
                       torch.autograd.grad((got * w).sum(), grad[1]), strict=True):
         torch.testing.assert_close(gb, ga, rtol=1e-4, atol=1e-5)
-    assert (core, twin) in web_train.FUSED
+    assert (core, twin) in web_train.STEP_FUSED
+
+
+def test_only_the_step_traces_the_gradient_twin_of_gelu():
+    """GELU's twin pays for itself in a gradient; a graph with none keeps
+    onnxruntime's one-kernel Gelu (the twin made evaluate ~5 % slower)."""
+    def erfs(kind):
+        gm = web_train.trace(kind)
+        return sum(n.target is torch.ops.aten.erf.default for n in gm.graph.nodes)
+    assert (erfs("step"), erfs("forward")) == (2, 0)
 
 
 def test_the_step_graph_holds_the_fused_operations_and_the_package_is_restored():
