@@ -106,8 +106,8 @@ def _feed_forward_core(x, W_1, b_1, W_2, b_2, activation: str = "relu"):
 
 
 def _feed_forward_fused(x, W_1, b_1, W_2, b_2, activation: str = "relu"):
-    """:func:`_feed_forward_core` for the exported training graphs
-    (``web_train.FUSED``): the same network, its GELU written as
+    """:func:`_feed_forward_core` for the exported training step
+    (``web_train.STEP_FUSED``): the same network, its GELU written as
     :class:`_GeluKeepingCdf`, so that the gradient reuses the forward's
     ``erf`` rather than computing it again. Equal to
     :func:`_feed_forward_core` up to float rounding (``test_web_train``).
