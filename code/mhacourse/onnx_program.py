@@ -13,8 +13,9 @@ trace instead:
   as ``torch.export`` fixes an axis it is not told is dynamic;
 - :func:`trace`: ``make_fx`` of the function on them, then the two rewrites
   the ONNX translation needs (:func:`_numel_to_sizes`, and the caller's
-  own, such as ``web_train.scalars_to_tensors``), and each size computed
-  once (:func:`_share_sizes`);
+  own, such as ``web_train.scalars_to_tensors``), each size computed
+  once (:func:`_share_sizes`), and no ``expand`` to the shape its input
+  already has (:func:`_drop_same_shape_expands`);
 - :func:`exported_program`: the graph as an ``ExportedProgram`` whose inputs
   are the function's arguments (its tensor constants lifted to constant
   inputs, :func:`_lift_constants`) and whose outputs are its results;
@@ -200,14 +201,36 @@ def _share_sizes(gm: torch.fx.GraphModule) -> int:
     return count
 
 
+def _drop_same_shape_expands(gm: torch.fx.GraphModule) -> int:
+    """Remove each ``aten.expand`` whose result has its input's shape, size
+    for size (the same symbols): ``matmul``'s decomposition expands both
+    operands of every batched product to the shape they already have. In
+    PyTorch that is a view and costs nothing; ONNX's ``Expand`` copies it
+    (in onnxruntime-web, a (1024, h, 16, 16) copy in every product of the
+    held-out evaluation). Returns how many it removed."""
+    graph, count = gm.graph, 0
+    for node in list(graph.nodes):
+        if node.target is not torch.ops.aten.expand.default:
+            continue
+        before, after = node.args[0].meta["val"].shape, node.meta["val"].shape
+        if [str(s) for s in before] == [str(s) for s in after]:  # same size expressions
+            node.replace_all_uses_with(node.args[0])
+            graph.erase_node(node)
+            count += 1
+    graph.lint()
+    gm.recompile()
+    return count
+
+
 def trace(fn, args: tuple, dynamic, decompositions: dict | None = None,
           rewrite=None, swaps: tuple = ()) -> torch.fx.GraphModule:
     """``make_fx`` of ``fn`` on :func:`fake_inputs` (``decompositions``:
     operation -> its decomposition, applied while tracing; ``swaps``: pairs
     ``(function, twin)``, the twin traced wherever the package calls the
     function, :func:`_swapped`), then :func:`_numel_to_sizes` and
-    ``rewrite(gm)`` if given. Each node it adds gets its fake value
-    (``meta["val"]``), as the export needs."""
+    ``rewrite(gm)`` if given, and :func:`_drop_same_shape_expands`. Each
+    node it adds gets its fake value (``meta["val"]``), as the export
+    needs."""
     check_trace(fn, args, dynamic)
     check_swaps(swaps)
     mode, fakes = fake_inputs(args, dynamic)
@@ -216,6 +239,7 @@ def trace(fn, args: tuple, dynamic, decompositions: dict | None = None,
     _numel_to_sizes(gm)
     if rewrite is not None:
         rewrite(gm)
+    _drop_same_shape_expands(gm)
     for node in gm.graph.nodes:  # scalar_tensor nodes a rewrite added
         if "val" not in node.meta and node.target is torch.ops.aten.scalar_tensor.default:
             with mode:

@@ -72,6 +72,30 @@ def test_numel_becomes_the_product_of_the_sizes():
     assert torch.ops.aten.sym_size.int in targets  # N, times the fixed 5
 
 
+def test_an_expand_to_the_shape_it_has_is_dropped_and_a_broadcast_kept(tmp_path):
+    """matmul's decomposition expands both operands of a batched product; to
+    their own shape that is a copy in ONNX, and the trace drops it. An
+    expand that broadcasts (a's batch of 1 to N) stays, and the values hold."""
+    def batched(a, b, c):  # a (N, 3, 4, 5), b (N, 3, 5, 4), c (1, 3, 4, 4)
+        return a @ b, c @ (a @ b)  # (N, 3, 4, 4) twice
+
+    args = (torch.randn(6, 3, 4, 5), torch.randn(6, 3, 5, 4), torch.randn(1, 3, 4, 4))
+    dynamic = [{0: N}, {0: N}, {}]
+    expands = [n for n in op.trace(batched, args, dynamic).graph.nodes
+                if n.target is torch.ops.aten.expand.default]
+    kept = [(tuple(map(str, n.args[0].meta["val"].shape)), tuple(map(str, n.meta["val"].shape)))
+            for n in expands]
+    assert kept and all(before != after for before, after in kept), kept
+    assert all(before[0] == "1" for before, _ in kept), kept  # the broadcast alone
+    model = export(batched, args, dynamic, tmp_path / "b.onnx", ["a", "b", "c"])
+    assert sum(n.op_type == "Expand" for n in model.graph.node) == len(kept)
+    session = ort.InferenceSession(str(tmp_path / "b.onnx"))
+    a, b, c = torch.randn(2, 3, 4, 5), torch.randn(2, 3, 5, 4), torch.randn(1, 3, 4, 4)
+    feeds = {"a": a.numpy(), "b": b.numpy(), "c": c.numpy()}
+    for got, want in zip(session.run(None, feeds), batched(a, b, c)):
+        np.testing.assert_allclose(got, want.numpy(), rtol=1e-5, atol=1e-5)
+
+
 def test_an_axis_the_trace_fixed_is_refused():
     def branches(x):
         return x * 2 if x.shape[0] == 3 else x

@@ -498,7 +498,8 @@ def test_only_the_step_traces_the_gradient_twin_of_gelu():
 def test_the_step_graph_holds_the_fused_operations_and_the_package_is_restored():
     """Every softmax and LayerNorm of the step (2 attention layers, 5 norms)
     is one ONNX operation, GELU computes erf once, the loss's gradient is
-    softmax minus the targets, and the trace leaves the package's own cores
+    softmax minus the targets, no operand is copied to the shape it has,
+    and the trace leaves the package's own cores
     bound where they were (model.py imports _layer_norm_core by name)."""
     from mhacourse.tiny_model import model
     gm = web_train.trace("step")
@@ -515,6 +516,10 @@ def test_the_step_graph_holds_the_fused_operations_and_the_package_is_restored()
     # its gradient is the written-out one (_RowsCrossEntropy): softmax minus the targets
     assert torch.ops.aten._log_softmax_backward_data.default not in targets
     assert targets.count(torch.ops.aten.scatter_add.default) == 1
+    # no copy of an operand to the shape it has (matmul's expands, onnx_program)
+    assert not [n for n in gm.graph.nodes if n.target is torch.ops.aten.expand.default
+                and list(map(str, n.args[0].meta["val"].shape))
+                == list(map(str, n.meta["val"].shape))]
     assert model._layer_norm_core is block._layer_norm_core
     assert block._block_core.__globals__["_layer_norm_core"] is block._layer_norm_core
     assert attention.__dict__["_softmax_core"].__name__ == "_softmax_core"
