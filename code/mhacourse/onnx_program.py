@@ -14,8 +14,9 @@ trace instead:
 - :func:`trace`: ``make_fx`` of the function on them, then the two rewrites
   the ONNX translation needs (:func:`_numel_to_sizes`, and the caller's
   own, such as ``web_train.scalars_to_tensors``), each size computed
-  once (:func:`_share_sizes`), and no ``expand`` to the shape its input
-  already has (:func:`_drop_same_shape_expands`);
+  once (:func:`_share_sizes`), no ``expand`` to the shape its input
+  already has (:func:`_drop_same_shape_expands`), and each value computed
+  once (:func:`_common_subexpressions`);
 - :func:`exported_program`: the graph as an ``ExportedProgram`` whose inputs
   are the function's arguments (its tensor constants lifted to constant
   inputs, :func:`_lift_constants`) and whose outputs are its results;
@@ -222,15 +223,46 @@ def _drop_same_shape_expands(gm: torch.fx.GraphModule) -> int:
     return count
 
 
+def _common_subexpressions(gm: torch.fx.GraphModule) -> int:
+    """Compute each value once: a node that applies the same operation to
+    the same inputs as an earlier node is replaced by it. The package's
+    functions are written to be read, one statistic at a time: the held-out
+    evaluation compares every word with every other (``x_s == x_t``) once
+    for the targets and again in each layer's statistics, as eager PyTorch
+    does; the graph does it once (about a quarter of ``evaluate``'s and
+    ``circuits``' operations). Never merged: a random operation, one that
+    writes to its input, and a graph output (``init``'s zero biases are one
+    value each, each output its own name). Returns how many it removed."""
+    graph, first, count = gm.graph, {}, 0
+    outputs = set(pytree.tree_leaves(next(iter(reversed(graph.nodes))).args))
+    for node in list(graph.nodes):
+        target = node.target
+        if node.op != "call_function" or node in outputs or (
+                isinstance(target, torch._ops.OpOverload)
+                and (target._schema.is_mutable
+                     or torch.Tag.nondeterministic_seeded in target.tags)):
+            continue
+        key = (target, repr((node.args, node.kwargs)))  # a node's repr: its unique name
+        if key in first:
+            node.replace_all_uses_with(first[key])
+            graph.erase_node(node)
+            count += 1
+        else:
+            first[key] = node
+    graph.lint()
+    gm.recompile()
+    return count
+
+
 def trace(fn, args: tuple, dynamic, decompositions: dict | None = None,
           rewrite=None, swaps: tuple = ()) -> torch.fx.GraphModule:
     """``make_fx`` of ``fn`` on :func:`fake_inputs` (``decompositions``:
     operation -> its decomposition, applied while tracing; ``swaps``: pairs
     ``(function, twin)``, the twin traced wherever the package calls the
     function, :func:`_swapped`), then :func:`_numel_to_sizes` and
-    ``rewrite(gm)`` if given, and :func:`_drop_same_shape_expands`. Each
-    node it adds gets its fake value (``meta["val"]``), as the export
-    needs."""
+    ``rewrite(gm)`` if given, :func:`_drop_same_shape_expands` and
+    :func:`_common_subexpressions`. Each node it adds gets its fake value
+    (``meta["val"]``), as the export needs."""
     check_trace(fn, args, dynamic)
     check_swaps(swaps)
     mode, fakes = fake_inputs(args, dynamic)
@@ -245,6 +277,7 @@ def trace(fn, args: tuple, dynamic, decompositions: dict | None = None,
             with mode:
                 node.meta["val"] = torch.empty((), dtype=node.kwargs["dtype"])
     _share_sizes(gm)
+    _common_subexpressions(gm)
     return gm
 
 

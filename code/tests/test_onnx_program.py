@@ -96,6 +96,31 @@ def test_an_expand_to_the_shape_it_has_is_dropped_and_a_broadcast_kept(tmp_path)
         np.testing.assert_allclose(got, want.numpy(), rtol=1e-5, atol=1e-5)
 
 
+def test_a_value_computed_twice_is_computed_once_and_a_random_one_is_not_merged():
+    """The package computes x_s == x_t once for the targets and again in each
+    layer's statistics; the trace keeps one. Two draws of noise stay two,
+    and so do two outputs."""
+    def pairs(x):  # x (N, L) word ids
+        same = (x[:, :, None] == x[:, None, :]).float()  # (N, L, L)
+        again = (x[:, :, None] == x[:, None, :]).float()
+        return same.sum(-1) + again.mean(-1) + torch.rand(6) + torch.rand(6).sum()  # (N, L)
+
+    gm = op.trace(pairs, (torch.randint(0, 5, (4, 6)),), [{0: N}])
+    targets = [n.target for n in gm.graph.nodes]
+    assert targets.count(torch.ops.aten.eq.Tensor) == 1, gm.graph
+    assert targets.count(torch.ops.aten.rand.default) == 2, gm.graph
+    x = torch.tensor([[1, 2, 1, 3, 2, 1]])
+    torch.manual_seed(0)
+    want = pairs(x)
+    torch.manual_seed(0)
+    torch.testing.assert_close(gm(x), want)
+    # two outputs of equal value (init's zero biases) stay two: each its own name
+    gm = op.trace(lambda x: (x.new_zeros(3), x.new_zeros(3), x + 1), (torch.randn(4, 3),),
+                  [{0: N}])
+    first, second, _ = list(gm.graph.nodes)[-1].args[0]
+    assert first is not second, gm.graph
+
+
 def test_an_axis_the_trace_fixed_is_refused():
     def branches(x):
         return x * 2 if x.shape[0] == 3 else x
@@ -162,16 +187,20 @@ def test_swaps_trace_the_twin_and_restore_every_binding():
     from mhacourse import attention, block
     from mhacourse.tiny_model import model
 
-    def twice(x, *_):  # a twin that the graph shows: exp, not the core's steps
+    def twice(x, *_):  # twins that the graph shows: exp and sin, not the cores' steps
         return x.exp() * 2
+
+    def sine(x, *_):
+        return x.sin() * 2
 
     def through_the_package(x):
         return attention._softmax_core(x) + model._layer_norm_core(x, x[0], x[0])
 
-    swaps = ((attention._softmax_core, twice), (block._layer_norm_core, twice))
+    swaps = ((attention._softmax_core, twice), (block._layer_norm_core, sine))
     gm = op.trace(through_the_package, (torch.randn(4, 3),), [{0: N}], swaps=swaps)
     targets = [n.target for n in gm.graph.nodes]
-    assert targets.count(torch.ops.aten.exp.default) == 2
+    assert targets.count(torch.ops.aten.exp.default) == 1
+    assert targets.count(torch.ops.aten.sin.default) == 1
     assert torch.ops.aten.amax.default not in targets
     assert attention._softmax_core.__name__ == "_softmax_core"
     assert model._layer_norm_core is block._layer_norm_core

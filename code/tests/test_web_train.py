@@ -467,9 +467,11 @@ def test_every_input_of_every_graph_is_read():
               torch.randn(20, 12), torch.randn(12), "relu"]),
 ])
 def test_the_fused_twins_equal_the_package_cores(core, twin, args):
-    """web_train.FUSED: the graphs trace each core as its twin (one
-    operation; the loss on rows); the values and the gradients agree to
-    float rounding (a causal mask's -inf included)."""
+    """web_train.FUSED and STEP_FUSED: the graphs trace each core as its
+    twin (softmax and LayerNorm one operation each; the loss on rows with
+    its gradient written out; GELU keeping its erf for the gradient); the
+    values and the gradients agree to float rounding (a causal mask's -inf
+    included)."""
     torch.manual_seed(0)
     a = [t.requires_grad_() if torch.is_tensor(t) and t.is_floating_point() else t
          for t in args()]
