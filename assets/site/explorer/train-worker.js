@@ -132,11 +132,14 @@ function stepFeeds(s) {
   return only(sessions.step, feeds);
 }
 
-// onnxruntime plans a graph's memory on its first runs at new sizes, and
-// those are slow (the first four steps took 300 ms more than four later
-// ones in Node at h 4, d_k 16): two steps of the new model, their results
-// dropped (the graph has no state), before the page says "ready", so that
-// Train's first steps run at speed.
+// A graph's first runs at new sizes are slow (the first four steps took
+// 300 ms more than four later ones in Node at h 4, d_k 16): onnxruntime
+// plans their memory, and V8 is still compiling the engine's hot
+// WebAssembly functions with its optimising tier (in the page, with V8's
+// tiering off, the background compile during training fell from 1.3 to
+// 0.6 s of CPU). Two steps of the new model, their results dropped (the
+// graph has no state), before the page says "ready", so that Train's first
+// steps run closer to speed.
 async function warmUp() {
   for (let i = 0; i < 2; i++) {
     await sessions.step.run(stepFeeds(0), stepFetches());
