@@ -89,7 +89,6 @@ from .circuits.core import KINDS, PROBE_N, _baseline_core, _readouts_core
 from .tiny_model import step as st
 from .tiny_model import training
 from .tiny_model.model import TinyConfig
-from .tiny_model.training import DATA_SEED_OFFSET, HELDOUT_N, heldout
 from .web_inputs import INPUTS, _example_inputs, inputs_table
 
 __doc__ = __doc__.replace("{INPUTS}", inputs_table())
@@ -467,7 +466,7 @@ def batches(steps: int = MAX_STEPS, seed: int = SEED) -> torch.Tensor:
     steps = check_positive_int("steps", steps, MAX_STEPS,
                                "the longest run the page offers")
     seed = check_seed("seed", seed)
-    g = torch.Generator().manual_seed(DATA_SEED_OFFSET + seed)
+    g = torch.Generator().manual_seed(training.DATA_SEED_OFFSET + seed)
     return torch.stack([tasks.sample(EXAMPLE.batch, generator=g)[0]
                         for _ in range(steps)])
 
@@ -498,7 +497,7 @@ def write_data(out) -> dict:
     entries = {}
     for key, array in (("pool", st.noise_pool().numpy().astype(np.float16)),
                        ("batches", batches().numpy().astype(np.uint16)),
-                       ("heldout", heldout()[0].numpy().astype(np.uint16)),
+                       ("heldout", training.heldout()[0].numpy().astype(np.uint16)),
                        ("baseline", baseline_table())):
         (out / DATA_FILES[key]).write_bytes(array.tobytes())
         entries[key] = {"file": DATA_FILES[key], "shape": list(array.shape),
@@ -581,7 +580,7 @@ def manifest_entry(graphs: dict, folder: Path, data: dict | None = None) -> dict
         "params": [{"name": k, "input": k.replace(".", "_"), "dims": dims}
                    for k, dims in param_dims().items()],
         "n_layers": cfg.n_layers, "vocab_size": cfg.vocab_size,
-        "batch": [cfg.batch, cfg.max_len], "heldout_n": HELDOUT_N, "probe_n": PROBE_N,
+        "batch": [cfg.batch, cfg.max_len], "heldout_n": training.HELDOUT_N, "probe_n": PROBE_N,
         "limits": {**{k: v for k, v in limits().items() if k != "budget"},
                    "max_steps": MAX_STEPS, "messages": SIZE_MESSAGES},
         "steps_for": {str(d): steps_for(d) for d in range(1, D_MODEL_MAX + 1)},
@@ -595,6 +594,6 @@ def heldout_baselines() -> dict:
     """What the page's accuracy curves are read against: :func:`tasks.baselines`
     on the held-out set, for a uniform guess (chance) and the rule "always the
     previous word", each ``{"all", "previous", "lookup"}``."""
-    rules = tasks.baselines(*heldout())
+    rules = tasks.baselines(*training.heldout())
     return {name: {part: round(float(v), 6) for part, v in rules[name].items()}
             for name in ("uniform", "previous word")}
