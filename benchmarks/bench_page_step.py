@@ -9,8 +9,12 @@ splits it, in headless Chromium, every non-local request blocked:
 - the panel's steady step time, steps 100 -> 500, ms a step: with every
   read-out on (as a reader gets it), and with the read-out worker replaced
   by one that never answers (no held-out evaluation, no circuits, nothing
-  drawn from them), pairs interleaved, median of ``--runs`` each; their
-  difference is what the read-outs, on the other core, cost the training;
+  drawn from them), and with one that scores the first copy of the weights
+  and answers every later read with those numbers at once (everything
+  drawn as a reader gets it, no evaluation after the first), runs
+  interleaved, median of ``--runs`` each; on - silent is what the read-outs,
+  on the other core, cost the training, and drawn - silent the part of it
+  that is the page's own drawing;
 - one Train -> 90 % run cut at the panel's step counter (it moves every 20
   steps): click -> step 20 (start-up and the first 20 steps), step 20 ->
   440 (ms a step), step 440 -> the line reads 90 % (the last read-out);
@@ -48,6 +52,29 @@ from site_browser import CHROMIUM, CHROMIUM_ARGS, serve  # noqa: E402
 
 OUT = ROOT / "benchmarks" / "results" / "page_step.json"
 SILENT_WORKER = "self.onmessage = () => {};"  # takes every read-out, answers none
+READ = "async function read(msg) {"
+# the page's read-out worker, its first unmasked read-out kept and given again
+# (new id, run and step) for every later one: the page draws, nothing is scored
+DRAWN_ONLY = """let kept = null;
+async function read(msg) {
+  if (kept && !msg.mask) { return { ...kept, id: msg.id, run: msg.run, step: msg.step }; }
+  const out = await scored(msg);
+  if (!msg.mask) { kept = out; }
+  return out;
+}
+async function scored(msg) {"""
+
+
+def readout_worker(mode: str) -> str | None:
+    """The read-out worker's text for ``mode``: "off" answers nothing,
+    "drawn" scores once (:data:`DRAWN_ONLY`), "on" is the page's own (None)."""
+    if mode == "off":
+        return SILENT_WORKER
+    if mode == "drawn":
+        text = (ROOT / "assets" / "site" / "explorer" / "readout-worker.js").read_text()
+        assert text.count(READ) == 1, "readout-worker.js has no single read(msg) to wrap"
+        return text.replace(READ, DRAWN_ONLY)
+    return None
 # In the page: the time (ms after Train's click) at which the panel's step
 # counter first reaches each mark, and at which the accuracy line reads 90 %.
 MARKS = """([pattern]) => { const P = mha.trainer.panels[0], t0 = performance.now();
@@ -62,20 +89,22 @@ MARKS = """([pattern]) => { const P = mha.trainer.panels[0], t0 = performance.no
   window.__marks = null; requestAnimationFrame(tick); }"""
 
 
-def open_panel(browser, base, silent: bool):
+def open_panel(browser, base, mode: str = "on"):
     blocked: list[str] = []
     page = new_page(browser, base, 1280, blocked)
-    if silent:
+    body = readout_worker(mode)
+    if body is not None:
         page.context.route("**/readout-worker.js", lambda route: route.fulfill(
-            status=200, body=SILENT_WORKER, content_type="text/javascript"))
+            status=200, body=body, content_type="text/javascript"))
     page.goto(f"{base}/{PAGE}")
     panel(page).scroll_into_view_if_needed()
     return page, blocked
 
 
-def steady_ms(browser, base, silent: bool) -> float:
-    """ms a step between the panel's steps 100 and 500 at h 4, d_k 16."""
-    page, blocked = open_panel(browser, base, silent)
+def steady_ms(browser, base, mode: str) -> float:
+    """ms a step between the panel's steps 100 and 500 at h 4, d_k 16, the
+    read-out worker as ``mode`` (:func:`readout_worker`)."""
+    page, blocked = open_panel(browser, base, mode)
     try:
         box = set_size(page, 4, 16)
         settle(page)
@@ -91,7 +120,7 @@ def steady_ms(browser, base, silent: bool) -> float:
 
 
 def phases(browser, base) -> dict:
-    page, blocked = open_panel(browser, base, False)
+    page, blocked = open_panel(browser, base)
     try:
         box = set_size(page, 4, 16)
         settle(page)
@@ -115,22 +144,23 @@ def main() -> int:
     from playwright.sync_api import sync_playwright
 
     load = os.getloadavg()
-    steady: dict[str, list[float]] = {"on": [], "off": []}
+    steady: dict[str, list[float]] = {"on": [], "drawn": [], "off": []}
     with serve() as base, sync_playwright() as pw:
         browser = pw.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
         for _ in range(args.runs):
-            for key in ("on", "off"):
-                steady[key].append(round(steady_ms(browser, base, key == "off"), 2))
+            for key in steady:
+                steady[key].append(round(steady_ms(browser, base, key), 2))
                 print(f"read-outs {key}: {steady[key][-1]} ms a step", flush=True)
         cut = phases(browser, base)
         print(f"Train -> 90 %: {cut}", flush=True)
         version = browser.version
         browser.close()
     engine = engine_step(1)["median_ms"]
-    on, off = statistics.median(steady["on"]), statistics.median(steady["off"])
+    on, drawn, off = (statistics.median(steady[k]) for k in ("on", "drawn", "off"))
     result = {"machine": {"cpus": os.cpu_count(), "load_average_before": load,
                           "load_average_after": os.getloadavg()}, "browser": version,
-              "steady_ms_per_step": steady, "on_median": on, "off_median": off,
+              "steady_ms_per_step": steady, "on_median": on, "drawn_median": drawn,
+              "off_median": off,
               "train_to_90": cut, "engine_ms_per_step": engine}
     OUT.write_text(json.dumps(result, indent=1) + "\n")
     print(f"\nChromium {version}, h 4, d_k 16, load average {load[0]:.1f} before, "
@@ -138,8 +168,10 @@ def main() -> int:
           "| what | value |\n|---|---|\n"
           f"| page's step, steps 100-500, every read-out on (median of {args.runs}) | "
           f"{on:.2f} ms |\n"
+          f"| same, every read-out drawn but only the first scored | {drawn:.2f} ms |\n"
           f"| same, the read-out worker silent | {off:.2f} ms |\n"
           f"| what the read-outs cost the training | {100 * (on / off - 1):.0f} % |\n"
+          f"| of which the page's drawing | {100 * (drawn / off - 1):.0f} % |\n"
           f"| the step graph alone in Node (no page) | {engine:.2f} ms |\n"
           f"| Train -> 90 %: click -> step 20 | {cut['start_to_20_ms']} ms |\n"
           f"| step 20 -> 440 | {cut['ms_per_step_20_440']} ms a step |\n"
