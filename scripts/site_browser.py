@@ -93,12 +93,21 @@ def document_screens(page) -> float:
     how far they got ("networkidle" does not wait for typesetting), and a
     page near its bound passed or failed by chance."""
     return page.evaluate("""async () => {
-        if (window.MathJax && MathJax.startup && MathJax.startup.promise) {
-            await MathJax.startup.promise; }
-        await document.fonts.ready;
-        await Promise.all(Array.from(document.images, im => im.complete ? null :
-            new Promise(ok => { im.onload = im.onerror = ok; })));
-        await new Promise(ok => requestAnimationFrame(() => requestAnimationFrame(ok)));
+        let stage = 'MathJax';
+        const settled = (async () => {
+            if (window.MathJax && MathJax.startup && MathJax.startup.promise) {
+                await MathJax.startup.promise; }
+            stage = 'the fonts';
+            await document.fonts.ready;
+            stage = 'the images';
+            await Promise.all(Array.from(document.images, im => im.complete ? null :
+                new Promise(ok => { im.onload = im.onerror = ok; })));
+            stage = 'two frames';
+            await new Promise(ok => requestAnimationFrame(() => requestAnimationFrame(ok)));
+        })();
+        // bounded: Playwright's evaluate has no timeout of its own
+        await Promise.race([settled, new Promise((_, no) => setTimeout(() => no(new Error(
+            'the page did not settle in 60 s: waiting for ' + stage)), 60000))]);
         return document.documentElement.scrollHeight / window.innerHeight; }""")
 
 

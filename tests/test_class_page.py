@@ -17,7 +17,7 @@ import class_reports as C
 import jsonschema
 import pytest
 from test_page_code import MAX_LINES
-from test_site import AXE_SERIOUS
+from test_site import AXE_SERIOUS, LOAD_SCRIPT
 
 from site_browser import ROOT, SITE, offline_page, serve
 
@@ -346,7 +346,7 @@ def test_the_open_class_has_no_serious_accessibility_violation(opened, mode):
     p.evaluate(f"document.documentElement.dataset.theme = '{mode}'")
     p.wait_for_timeout(300)
     if not p.evaluate("typeof axe !== 'undefined'"):
-        p.add_script_tag(url=f"{base}/_static/axe/axe.min.js")
+        p.evaluate(LOAD_SCRIPT, [f"{base}/_static/axe/axe.min.js", 60_000])
     found = p.evaluate(AXE_SERIOUS)
     assert found == [], f"the class page with 30 reports ({mode} mode): {found}"
 

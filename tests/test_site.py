@@ -78,8 +78,22 @@ def test_page_loads_nothing_from_other_servers(page):
     assert not remote, f"{page} loads {remote}"
 
 
+# Each wait in the page is bounded, with a message: Playwright's evaluate has
+# no timeout, and one of these checks once hung for 17 minutes (11b's page,
+# CI beside two busy loops) with the renderer idle.
+LOAD_SCRIPT = """([src, ms]) => new Promise((resolve, reject) => {
+    const s = document.createElement('script');
+    s.src = src;
+    s.onload = () => resolve(true);
+    s.onerror = () => reject(new Error('could not load ' + src));
+    setTimeout(() => reject(new Error(src + ' did not load in ' + ms / 1000 + ' s')), ms);
+    document.head.appendChild(s);
+})"""
 AXE_SERIOUS = """async (options) => {
-    const r = await axe.run(document, Object.assign({resultTypes: ['violations']}, options));
+    const late = new Promise((_, reject) => setTimeout(
+        () => reject(new Error('axe.run did not finish in 300 s')), 300000));
+    const r = await Promise.race([late, axe.run(document,
+        Object.assign({resultTypes: ['violations']}, options))]);
     return r.violations.filter(v => ['serious', 'critical'].includes(v.impact))
              .map(v => v.id + ' (' + v.nodes.length + '): '
                   + v.nodes.slice(0, 3).map(n => n.target.join(' ')).join(', '));
@@ -91,10 +105,14 @@ AXE_COLOURS = {"runOnly": {"type": "rule", "values": ["color-contrast", "link-in
 # Resolves once the theme's colour change has been drawn and every CSS
 # transition it started has ended (was a fixed 500 ms wait, which a busy
 # machine can outlast). Transitions only: a spinner's animation never ends.
+# At most 30 s ("late"): then the background colour check below says whether
+# the mode is in force.
 SETTLED = """async () => {
-    await new Promise(r => requestAnimationFrame(() => requestAnimationFrame(r)));
-    await Promise.all(document.getAnimations().filter(a => a instanceof CSSTransition)
-                      .map(a => a.finished.catch(() => null)));
+    const ended = new Promise(r => requestAnimationFrame(() => requestAnimationFrame(r)))
+        .then(() => Promise.all(document.getAnimations()
+            .filter(a => a instanceof CSSTransition).map(a => a.finished.catch(() => null))))
+        .then(() => 'settled');
+    return Promise.race([ended, new Promise(r => setTimeout(() => r('late'), 30000))]);
 }"""
 
 
@@ -136,7 +154,7 @@ def test_page_offline_math_renders_nothing_leaves_and_axe_passes(strict_site, pa
         assert href == f"{base}/handouts/{Path(page).stem}.pdf", f"{page}: handout link {href}"
         resp = browser.request.get(href)
         assert resp.ok and resp.body()[:5] == b"%PDF-", f"{page}: {href} does not serve a PDF"
-    browser.add_script_tag(url=f"{base}/_static/axe/axe.min.js")
+    browser.evaluate(LOAD_SCRIPT, [f"{base}/_static/axe/axe.min.js", 60_000])
     for mode, background, rules in (("light", "rgb(255, 255, 255)", {}),
                                     ("dark", "rgb(18, 18, 18)", AXE_COLOURS)):
         browser.evaluate(f"document.documentElement.dataset.theme = '{mode}'")
@@ -238,7 +256,7 @@ def test_slide_deck_accessibility_no_serious_or_critical_violations(site, stem, 
                 attributes: true, attributeFilter: ['hidden', 'aria-hidden']});
             all();
         }""")
-    browser.add_script_tag(url=f"{base}/_static/axe/axe.min.js")
+    browser.evaluate(LOAD_SCRIPT, [f"{base}/_static/axe/axe.min.js", 60_000])
     found = browser.evaluate(AXE_SERIOUS, {})
     assert found == [], f"{stem} deck ({view}): {found}"
     assert blocked == [], f"{stem} deck tried to reach {blocked}"
