@@ -180,16 +180,26 @@ def _share_sizes(gm: torch.fx.GraphModule) -> int:
     ``scalar_tensor`` of the same size and dtype. (``make_fx`` records a
     size each time the code asks for it; ``torch.export``'s re-trace, which
     this module skips, kept one of each.) Returns how many it removed."""
+    def size(node):
+        value = node.meta.get("val")
+        if isinstance(value, (torch.SymInt, torch.SymFloat, torch.SymBool)):
+            return type(value), str(value.node.expr)
+        if node.target is torch.ops.aten.scalar_tensor.default:
+            return "scalar_tensor", node.args, tuple(sorted(node.kwargs.items()))
+        return None
+
+    return _merge_equal(gm, size)
+
+
+def _merge_equal(gm: torch.fx.GraphModule, key_of) -> int:
+    """Replace each ``call_function`` node by the first earlier one with the
+    same ``key_of(node)`` (a node whose key is ``None`` is kept): the one
+    mechanism of :func:`_share_sizes` and :func:`_common_subexpressions`.
+    Returns how many it removed."""
     graph, first, count = gm.graph, {}, 0
     for node in list(graph.nodes):
-        value = node.meta.get("val")
-        if node.op != "call_function":
-            continue
-        if isinstance(value, (torch.SymInt, torch.SymFloat, torch.SymBool)):
-            key = (type(value), str(value.node.expr))
-        elif node.target is torch.ops.aten.scalar_tensor.default:
-            key = ("scalar_tensor", node.args, tuple(sorted(node.kwargs.items())))
-        else:
+        key = key_of(node) if node.op == "call_function" else None
+        if key is None:
             continue
         if key in first:
             node.replace_all_uses_with(first[key])
@@ -233,25 +243,16 @@ def _common_subexpressions(gm: torch.fx.GraphModule) -> int:
     ``circuits``' operations). Never merged: a random operation, one that
     writes to its input, and a graph output (``init``'s zero biases are one
     value each, each output its own name). Returns how many it removed."""
-    graph, first, count = gm.graph, {}, 0
-    outputs = set(pytree.tree_leaves(next(iter(reversed(graph.nodes))).args))
-    for node in list(graph.nodes):
+    outputs = set(pytree.tree_leaves(next(iter(reversed(gm.graph.nodes))).args))
+
+    def operation(node):
         target = node.target
-        if node.op != "call_function" or node in outputs or (
-                isinstance(target, torch._ops.OpOverload)
-                and (target._schema.is_mutable
-                     or torch.Tag.nondeterministic_seeded in target.tags)):
-            continue
-        key = (target, repr((node.args, node.kwargs)))  # a node's repr: its unique name
-        if key in first:
-            node.replace_all_uses_with(first[key])
-            graph.erase_node(node)
-            count += 1
-        else:
-            first[key] = node
-    graph.lint()
-    gm.recompile()
-    return count
+        if node in outputs or (isinstance(target, torch._ops.OpOverload) and (
+                target._schema.is_mutable or torch.Tag.nondeterministic_seeded in target.tags)):
+            return None
+        return target, repr((node.args, node.kwargs))  # a node's repr: its unique name
+
+    return _merge_equal(gm, operation)
 
 
 def trace(fn, args: tuple, dynamic, decompositions: dict | None = None,
